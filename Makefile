@@ -1,0 +1,45 @@
+# desk: `make build` builds the site, `make test` runs every test. Both set up .venv first.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+ARGS ?=
+
+.PHONY: build serve test check lint golden bench fuzz screenshots clean
+
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "desk needs Python 3.11 or newer")'
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	@touch $(STAMP)
+
+build: $(STAMP)
+	$(BIN)/desk build $(ARGS)
+
+serve: $(STAMP)
+	$(BIN)/desk serve $(ARGS)
+
+check: $(STAMP)
+	$(BIN)/desk check $(ARGS)
+
+lint: $(STAMP)
+	$(BIN)/ruff check desk tests
+	$(BIN)/mypy
+
+test: lint
+	$(BIN)/python -m pytest -q $(ARGS)
+
+golden: $(STAMP)
+	DESK_UPDATE_GOLDEN=1 $(BIN)/python -m pytest -q tests/test_golden.py
+	git diff --stat -- tests/golden
+
+bench: $(STAMP)
+	$(BIN)/python -m bench $(ARGS)
+
+fuzz: $(STAMP)
+	DESK_FUZZ_EXAMPLES=10000 $(BIN)/python -m pytest -q -p no:cacheprovider tests/test_hostile.py $(ARGS)
+
+clean:
+	rm -rf public .public.desk-* .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	find . -name __pycache__ -type d -prune -exec rm -rf {} +

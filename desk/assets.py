@@ -1,0 +1,38 @@
+"""Static assets: the files of static/, with content hashes in the names of CSS and JS."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+
+# Assets whose names carry a content hash, so pages can ask browsers to cache them forever.
+_FINGERPRINTED = (".css", ".js")
+STATIC_PREFIX = "/static/"
+
+
+@dataclass(frozen=True)
+class Asset:
+    """One static file and the site path it is published at."""
+
+    name: str
+    source: Path
+    path: str
+
+
+def collect_assets(static_dir: Path) -> tuple[Asset, ...]:
+    """Every non-hidden file below static_dir, in a stable order."""
+    if not static_dir.is_dir():
+        return ()
+    assets = []
+    for source in sorted(static_dir.rglob("*")):
+        relative = source.relative_to(static_dir)
+        if any(part.startswith(".") for part in relative.parts) or not source.is_file():
+            continue
+        name = relative.as_posix()
+        published = name
+        if source.suffix in _FINGERPRINTED:
+            digest = hashlib.sha256(source.read_bytes()).hexdigest()[:10]
+            published = f"{name[: -len(source.suffix)]}.{digest}{source.suffix}"
+        assets.append(Asset(name, source, STATIC_PREFIX + published))
+    return tuple(assets)

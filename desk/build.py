@@ -1,0 +1,153 @@
+"""`desk build`: load → check → catalog → render → write, top to bottom.
+
+`desk serve` calls the same build() with its own output folder; there is no second path.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from jinja2 import TemplateError, TemplateSyntaxError
+
+from desk import urls
+from desk.assets import Asset, collect_assets
+from desk.catalog import Catalog, build_catalog
+from desk.checks import check_stories
+from desk.config import Config
+from desk.findings import Finding, sort_findings
+from desk.loader import LoadedStory, load_content
+from desk.prose import Prose
+from desk.render import Output
+from desk.render.pages import render_site_pages
+from desk.render.story import render_story
+from desk.render.templates import make_environment, site_context
+from desk.writer import Staging, WriteError
+
+
+@dataclass(frozen=True)
+class BuildReport:
+    """What a build did, or why it refused to."""
+
+    ok: bool
+    findings: tuple[Finding, ...]
+    published: tuple[LoadedStory, ...] = ()
+    held: tuple[LoadedStory, ...] = ()
+    files: int = 0
+    bytes: int = 0
+    timings: dict[str, float] = field(default_factory=dict)
+    out_dir: Path | None = None
+
+    @property
+    def errors(self) -> tuple[Finding, ...]:
+        """Findings that stopped the build."""
+        return tuple(f for f in self.findings if f.is_error)
+
+    @property
+    def warnings(self) -> tuple[Finding, ...]:
+        """Findings that did not stop the build."""
+        return tuple(f for f in self.findings if not f.is_error)
+
+    @property
+    def seconds(self) -> float:
+        """Total wall time of the build."""
+        return sum(self.timings.values())
+
+    @property
+    def next_due(self) -> datetime | None:
+        """When the earliest held story is due."""
+        return min((s.story.published_at for s in self.held), default=None)
+
+
+def build(
+    config: Config, now: datetime, future: bool = False, out_dir: Path | None = None
+) -> BuildReport:
+    """Build the site into out_dir (default: config.output_dir), or refuse on errors."""
+    out = out_dir if out_dir is not None else config.output_dir
+    timings: dict[str, float] = {}
+    clock = time.perf_counter()
+
+    def lap(stage: str) -> None:
+        nonlocal clock
+        current = time.perf_counter()
+        timings[stage] = current - clock
+        clock = current
+
+    loaded = load_content(config)
+    findings = list(loaded.findings)
+    findings += check_stories(loaded.stories, config)
+    findings = sort_findings(findings)
+    lap("load")
+    if any(f.is_error for f in findings):
+        return BuildReport(False, tuple(findings), timings=timings)
+
+    catalog = build_catalog(loaded.stories, config, now, future)
+    lap("catalog")
+    try:
+        staging = Staging(out)
+    except (WriteError, OSError) as exc:
+        findings.insert(0, Finding(str(out), "", "output", str(exc).removeprefix(f"{out}: ")))
+        return BuildReport(False, tuple(findings), timings=timings)
+    try:
+        assets = collect_assets(config.static_dir)
+        staging.write(render_outputs(catalog, config, assets, now))
+        for asset in assets:
+            staging.copy(asset.source, asset.path)
+        lap("render")
+        staging.swap_in()
+        lap("write")
+    except TemplateError as exc:
+        staging.discard()
+        findings.insert(0, _template_finding(exc, config))
+        return BuildReport(False, tuple(findings), timings=timings)
+    except (WriteError, OSError) as exc:
+        staging.discard()
+        findings.insert(0, Finding(str(out), "", "output", str(exc)))
+        return BuildReport(False, tuple(findings), timings=timings)
+    except BaseException:
+        staging.discard()
+        raise
+    return BuildReport(
+        ok=True,
+        findings=tuple(findings),
+        published=catalog.published,
+        held=catalog.held,
+        files=staging.files,
+        bytes=staging.bytes,
+        timings=timings,
+        out_dir=out,
+    )
+
+
+def render_outputs(
+    catalog: Catalog, config: Config, assets: tuple[Asset, ...], now: datetime
+) -> Iterator[Output]:
+    """Every rendered file of the site, stories first, then the pages around them."""
+    env = make_environment(config)
+    prose = Prose()
+    site = site_context(config, {a.name: urls.href(config, a.path) for a in assets})
+    latest = catalog.latest_edition
+    in_latest = {s.url_path for s in latest.stories} if latest else set()
+    digests: dict[str, str] = {}
+    latest_markdown: dict[str, bytes] = {}
+    for item in catalog.published:
+        for output in render_story(item, catalog, config, env, prose, site):
+            if output.path.endswith("/index.json"):
+                digests[item.url_path] = hashlib.sha256(output.data).hexdigest()
+            elif output.path.endswith("/index.md") and item.url_path in in_latest:
+                latest_markdown[item.url_path] = output.data
+            yield output
+    yield from render_site_pages(catalog, config, env, site, prose, now, digests,
+                                 latest_markdown)
+
+
+def _template_finding(exc: TemplateError, config: Config) -> Finding:
+    if isinstance(exc, TemplateSyntaxError):
+        name = exc.filename or str(config.templates_dir / (exc.name or "?"))
+        return Finding(name, "", "template", f"template error: {exc.message}",
+                       line=exc.lineno, column=1)
+    return Finding(str(config.templates_dir), "", "template", f"template error: {exc}")

@@ -1,0 +1,98 @@
+"""The site catalog: which stories are published, and how they group. Pure, no I/O."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from desk.config import Config
+from desk.loader import LoadedStory
+
+
+@dataclass(frozen=True)
+class Group:
+    """Stories sharing a newsroom or an edition, newest first."""
+
+    key: str
+    title: str
+    stories: tuple[LoadedStory, ...]
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """The published stories, newest first, grouped by newsroom and by edition."""
+
+    published: tuple[LoadedStory, ...]
+    held: tuple[LoadedStory, ...]
+    newsrooms: tuple[Group, ...]
+    editions: tuple[Group, ...]
+    by_path: dict[str, LoadedStory] = field(repr=False)
+
+    @property
+    def latest_edition(self) -> Group | None:
+        """The newest edition, or None on an empty site."""
+        return self.editions[0] if self.editions else None
+
+    @property
+    def next_due(self) -> datetime | None:
+        """When the earliest held story becomes due."""
+        return min((s.story.published_at for s in self.held), default=None)
+
+    def newsroom(self, key: str) -> Group:
+        """The group of one newsroom."""
+        return next(g for g in self.newsrooms if g.key == key)
+
+    def neighbours(self, edition: str) -> tuple[Group | None, Group | None]:
+        """(older, newer) editions around one edition."""
+        keys = [g.key for g in self.editions]
+        i = keys.index(edition)
+        newer = self.editions[i - 1] if i > 0 else None
+        older = self.editions[i + 1] if i + 1 < len(keys) else None
+        return older, newer
+
+
+def paginate(count: int, size: int) -> int:
+    """How many pages `count` items fill (an empty list still has one page)."""
+    return max(1, -(-count // size))
+
+
+def newest_first(stories: list[LoadedStory]) -> list[LoadedStory]:
+    """Sort by published_at, then id, newest first."""
+    return sorted(stories, key=lambda s: (s.story.published_at, s.story.id), reverse=True)
+
+
+def newsroom_title(key: str, stories: tuple[LoadedStory, ...], config: Config) -> str:
+    """A newsroom's title: the stories' own newsroom_title, then config, then the key."""
+    for item in stories:
+        if item.story.newsroom_title:
+            return item.story.newsroom_title
+    return config.newsrooms.get(key) or key.replace("-", " ").title()
+
+
+def build_catalog(
+    stories: tuple[LoadedStory, ...], config: Config, now: datetime, future: bool = False
+) -> Catalog:
+    """Split stories into published and held (after `now`), then group the published ones."""
+    published = newest_first([s for s in stories if future or s.story.published_at <= now])
+    held = tuple(sorted((s for s in stories if not future and s.story.published_at > now),
+                        key=lambda s: (s.story.published_at, s.story.id)))
+    by_newsroom: dict[str, list[LoadedStory]] = {}
+    by_edition: dict[str, list[LoadedStory]] = {}
+    for item in published:
+        by_newsroom.setdefault(item.story.newsroom, []).append(item)
+        by_edition.setdefault(item.story.edition, []).append(item)
+    newsrooms = tuple(
+        Group(key, newsroom_title(key, tuple(items), config), tuple(items))
+        for key, items in sorted(by_newsroom.items())
+    )
+    editions = tuple(
+        Group(key, key, tuple(items))
+        for key, items in sorted(by_edition.items(), reverse=True)
+    )
+    return Catalog(
+        published=tuple(published),
+        held=held,
+        newsrooms=newsrooms,
+        editions=editions,
+        by_path={s.url_path: s for s in published},
+    )

@@ -1,0 +1,125 @@
+"""The provenance gate: what each story promises about its citations, verified.
+
+Each check has a stable code. Errors stop `desk build`; warnings are reported.
+The loader already reports syntax, schema, path-segment, unknown-key, URL-layout and
+duplicate-URL findings; these checks need valid models.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime, timedelta
+
+from desk import urls
+from desk.config import Config
+from desk.findings import Finding
+from desk.loader import LoadedStory
+from desk.models import Cite, Story
+
+# The reuse fields that state terms (the URL fields are the layout's business).
+REUSE_FIELDS = ("version", "summary", "attribution", "link_rule", "keep_ids_rule",
+                "no_endorsement")
+
+
+def check_stories(stories: tuple[LoadedStory, ...], config: Config) -> list[Finding]:
+    """Every provenance finding for every story, in path order."""
+    findings: list[Finding] = []
+    first_with_id: dict[str, LoadedStory] = {}
+    known_paths = {item.url_path for item in stories}
+    for item in stories:
+        other = first_with_id.setdefault(item.story.id, item)
+        if other is not item:
+            findings.append(Finding(item.path, "/id", "duplicate-id",
+                                    f"id {item.story.id!r} is also the id of {other.path}"))
+        findings.extend(check_story(item, config, known_paths))
+    return findings
+
+
+def check_story(item: LoadedStory, config: Config, known_paths: set[str]) -> list[Finding]:
+    """The findings of one story."""
+    story = item.story
+    out: list[Finding] = []
+
+    def error(pointer: str, code: str, message: str) -> None:
+        out.append(Finding(item.path, pointer, code, message))
+
+    def warning(pointer: str, code: str, message: str) -> None:
+        out.append(Finding(item.path, pointer, code, message, severity="warning"))
+
+    listed = {m.manifest_id for m in story.manifests}
+    cited: dict[str, None] = {}
+    for pointer, cites in _cited_blocks(story):
+        if not cites:
+            warning(pointer, "uncited-text", "has no citation")
+        for i, cite in enumerate(cites):
+            cite_pointer = f"{pointer}/cites/{i}"
+            cited[cite.manifest_id] = None
+            if cite.manifest_id not in listed:
+                error(cite_pointer + "/manifest_id", "unknown-manifest",
+                      f"manifest {cite.manifest_id!r} is not in /manifests")
+            if not cite.claim_ids:
+                error(cite_pointer + "/claim_ids", "empty-claims",
+                      "cites a manifest but no claim ids")
+
+    if set(story.cited_manifest_ids) != set(cited):
+        error("/cited_manifest_ids", "cited-ids-mismatch",
+              f"lists {_ids(story.cited_manifest_ids)} but the story cites {_ids(cited)}")
+
+    for i, manifest in enumerate(story.manifests):
+        if manifest.manifest_id not in cited:
+            warning(f"/manifests/{i}", "uncited-manifest",
+                    f"manifest {manifest.manifest_id!r} is listed but never cited")
+
+    gap = abs(story.published_at - edition_start(story.edition))
+    if gap > timedelta(hours=config.edition_gap_hours):
+        error("/edition", "edition-gap",
+              f"edition {story.edition} is {gap.total_seconds() / 3600:.1f} h away from "
+              f"published_at (at most {config.edition_gap_hours:g} h)")
+
+    if story.source_count is not None and story.source_count != len(story.sources):
+        warning("/source_count", "source-count",
+                f"is {story.source_count} but /sources has {len(story.sources)}")
+    distinct = len(set(story.sources))
+    if story.distinct_source_count is not None and story.distinct_source_count != distinct:
+        warning("/distinct_source_count", "source-count",
+                f"is {story.distinct_source_count} but /sources has {distinct} distinct")
+
+    run = story.run_these_manifests
+    if run is not None and run.manifest_ids and set(run.manifest_ids) != set(
+        story.cited_manifest_ids
+    ):
+        warning("/run_these_manifests/manifest_ids", "run-manifests-mismatch",
+                f"lists {_ids(run.manifest_ids)} but /cited_manifest_ids is "
+                f"{_ids(story.cited_manifest_ids)}")
+
+    if story.reuse is not None and config.reuse:
+        differing = [key for key in REUSE_FIELDS
+                     if key in config.reuse and getattr(story.reuse, key) != config.reuse[key]]
+        if differing:
+            warning("/reuse", "reuse-differs",
+                    f"differs from the site's reuse terms in {', '.join(differing)}")
+
+    for i, related in enumerate(story.related):
+        path = urls.internal_story_path(related.url, config, story.url)
+        if path is not None and path not in known_paths:
+            warning(f"/related/{i}/url", "related-missing",
+                    f"{related.url} points at a story that is not in the content")
+    return out
+
+
+def _cited_blocks(story: Story) -> Iterator[tuple[str, tuple[Cite, ...]]]:
+    for i, fact in enumerate(story.key_facts):
+        yield f"/key_facts/{i}", fact.cites
+    for si, section in enumerate(story.sections):
+        for pi, paragraph in enumerate(section.paragraphs):
+            yield f"/sections/{si}/paragraphs/{pi}", paragraph.cites
+
+
+def edition_start(edition: str) -> datetime:
+    """The UTC hour an edition id names."""
+    return datetime.fromisoformat(edition + ":00:00+00:00")
+
+
+def _ids(ids: object) -> str:
+    assert isinstance(ids, tuple | dict | set)
+    return "[" + ", ".join(sorted(ids)) + "]"

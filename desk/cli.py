@@ -1,0 +1,133 @@
+"""The `desk` command: reads flags, makes a Config, calls build, check or serve.
+
+Exit status: 0 ok, 1 content errors, 2 usage errors.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import click
+
+from desk.build import BuildReport, build
+from desk.checks import check_stories
+from desk.config import Config, ConfigError, load_config
+from desk.findings import Finding, sort_findings
+from desk.loader import load_content
+
+
+class IsoDatetime(click.ParamType):  # type: ignore[type-arg]
+    """An ISO 8601 datetime with a UTC offset."""
+
+    name = "ISO8601"
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> datetime:
+        if isinstance(value, datetime):
+            return value
+        try:
+            parsed = datetime.fromisoformat(str(value))
+        except ValueError:
+            self.fail(f"{value!r} is not an ISO 8601 datetime", param, ctx)
+        if parsed.tzinfo is None:
+            self.fail(f"{value!r} has no UTC offset: add Z or +HH:MM", param, ctx)
+        return parsed.astimezone(UTC)
+
+
+def content_option(f: Any) -> Any:
+    return click.option("--content", type=click.Path(path_type=Path),
+                        help="Content folder (default: from pyproject.toml).")(f)
+
+
+def config_option(f: Any) -> Any:
+    return click.option("--config", "config_file", type=click.Path(path_type=Path,
+                        exists=True, dir_okay=False),
+                        help="pyproject.toml to read [tool.desk] from.")(f)
+
+
+def make_config(config_file: Path | None, **overrides: Any) -> Config:
+    """Load the configuration or exit with status 2 and a clear message."""
+    try:
+        return load_config(config_file, overrides)
+    except ConfigError as exc:
+        raise click.UsageError(str(exc)) from None
+
+
+def echo_findings(findings: list[Finding] | tuple[Finding, ...], with_code: bool = False) -> None:
+    """Print findings one per line on stderr."""
+    for finding in findings:
+        click.echo(finding.format(with_code=with_code), err=True)
+
+
+@click.group()
+@click.version_option(package_name="desk")
+def main() -> None:
+    """desk: build the Hanging Context site from story files."""
+
+
+@main.command("build")
+@content_option
+@click.option("--out", type=click.Path(path_type=Path), help="Output folder (default: public).")
+@click.option("--base-url", help="Absolute URL the site is published at.")
+@click.option("--now", type=IsoDatetime(), help="Build time (default: now, UTC).")
+@click.option("--future", is_flag=True, help="Publish stories dated after --now too.")
+@config_option
+def build_command(content: Path | None, out: Path | None, base_url: str | None,
+                  now: datetime | None, future: bool, config_file: Path | None) -> None:
+    """Build the site into the output folder, replacing it only when the build succeeds."""
+    config = make_config(config_file, content_dir=content, output_dir=out, base_url=base_url)
+    report = build(config, now or datetime.now(UTC), future=future)
+    echo_findings(report.findings)
+    if not report.ok:
+        click.echo(f"Build failed: {len(report.errors)} error(s); "
+                   f"{config.output_dir} was left as it was.", err=True)
+        sys.exit(1)
+    click.echo(summary(report))
+
+
+def summary(report: BuildReport) -> str:
+    """A few lines on what a build did."""
+    count = len(report.published)
+    lines = [
+        f"Built {count} {'story' if count == 1 else 'stories'} into {report.out_dir}: "
+        f"{report.files} files, {report.bytes / 1e6:.1f} MB, "
+        f"{len(report.warnings)} warning(s), {report.seconds:.2f} s"
+    ]
+    if report.held:
+        held = len(report.held)
+        lines.append(f"Held {held} future {'story' if held == 1 else 'stories'}:")
+        for item in report.held[:10]:
+            lines.append(f"  {item.url_path} @ {item.story.published_at:%Y-%m-%dT%H:%M:%SZ}")
+        if len(report.held) > 10:
+            lines.append(f"  … and {len(report.held) - 10} more")
+        if report.next_due:
+            lines.append(f"Next due: {report.next_due:%Y-%m-%dT%H:%M:%SZ}")
+    return "\n".join(lines)
+
+
+@main.command("check")
+@content_option
+@click.option("--strict", is_flag=True, help="Warnings fail too.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+              show_default=True)
+@config_option
+def check_command(content: Path | None, strict: bool, fmt: str,
+                  config_file: Path | None) -> None:
+    """Check every story without writing anything."""
+    config = make_config(config_file, content_dir=content)
+    loaded = load_content(config)
+    findings = sort_findings([*loaded.findings, *check_stories(loaded.stories, config)])
+    if fmt == "json":
+        click.echo(json.dumps([f.as_dict() for f in findings], ensure_ascii=False, indent=2))
+    else:
+        for finding in findings:
+            click.echo(finding.format(with_code=True))
+        errors = sum(f.is_error for f in findings)
+        click.echo(f"{len(loaded.stories)} stories checked: {errors} error(s), "
+                   f"{len(findings) - errors} warning(s)", err=True)
+    failed = any(f.is_error for f in findings) or (strict and bool(findings))
+    sys.exit(1 if failed else 0)

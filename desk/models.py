@@ -1,0 +1,294 @@
+"""Pydantic models for story files in schema `hangingcontext.desk/1`.
+
+Field names are the JSON keys. Models are frozen and validated once, by the loader; the
+rest of desk trusts them. Unknown keys are kept (so `index.json` loses nothing) and the
+loader reports them as warnings. Every model remembers the order of its input keys so a
+story serialises back in that order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, date, datetime
+from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
+
+from pydantic import (
+    AfterValidator,
+    AwareDatetime,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    SerializerFunctionWrapHandler,
+    StrictBool,
+    StrictInt,
+    ValidatorFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
+
+from desk.segments import check_edition, check_segment
+
+SCHEMA = "hangingcontext.desk/1"
+
+
+def _require_text(value: Any) -> Any:
+    # pydantic would read a number as a Unix timestamp; dates must be written out.
+    if not isinstance(value, str | datetime | date):
+        raise ValueError("must be a string in ISO 8601 form")
+    return value
+
+
+def _to_utc(value: datetime) -> datetime:
+    return value.astimezone(UTC)
+
+
+def _check_url(value: str) -> str:
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ValueError("must be an absolute http(s) URL")
+    if any(ch.isspace() or ord(ch) < 0x20 or ch in "<>\"'`" for ch in value):
+        raise ValueError("URL contains a space, control character or quote")
+    return value
+
+
+UtcDatetime = Annotated[AwareDatetime, BeforeValidator(_require_text), AfterValidator(_to_utc)]
+IsoDate = Annotated[date, BeforeValidator(_require_text)]
+HttpUrl = Annotated[str, AfterValidator(_check_url)]
+Segment = Annotated[str, AfterValidator(check_segment)]
+Edition = Annotated[str, AfterValidator(check_edition)]
+
+
+class DeskModel(BaseModel):
+    """Base of every story model: frozen, keeps unknown keys and the input's key order."""
+
+    model_config = ConfigDict(frozen=True, extra="allow", populate_by_name=True)
+
+    _key_order: tuple[str, ...] = PrivateAttr(default=())
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _remember_key_order(cls, data: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        model = handler(data)
+        if isinstance(data, dict) and isinstance(model, DeskModel):
+            model._key_order = tuple(data)
+        return model
+
+    @model_serializer(mode="wrap")
+    def _dump_in_key_order(self, handler: SerializerFunctionWrapHandler) -> Any:
+        dumped = handler(self)
+        if not self._key_order or not isinstance(dumped, dict):
+            return dumped
+        rank = {key: i for i, key in enumerate(self._key_order)}
+        last = len(rank)
+        return dict(sorted(dumped.items(), key=lambda item: rank.get(item[0], last)))
+
+    def unknown_keys(self, pointer: str = "") -> Iterator[tuple[str, str, tuple[str, ...]]]:
+        """Yield (JSON pointer, key, the model's known keys) for every unknown key below."""
+        known = tuple(field.alias or name for name, field in type(self).model_fields.items())
+        for key in self.model_extra or {}:
+            yield f"{pointer}/{_escape_pointer(key)}", key, known
+        for name in type(self).model_fields:
+            value = getattr(self, name)
+            key = type(self).model_fields[name].alias or name
+            yield from _unknown_in(value, f"{pointer}/{_escape_pointer(key)}")
+
+
+def _unknown_in(value: Any, pointer: str) -> Iterator[tuple[str, str, tuple[str, ...]]]:
+    if isinstance(value, DeskModel):
+        yield from value.unknown_keys(pointer)
+    elif isinstance(value, tuple):
+        for i, item in enumerate(value):
+            yield from _unknown_in(item, f"{pointer}/{i}")
+
+
+def _escape_pointer(key: str) -> str:
+    return key.replace("~", "~0").replace("/", "~1")
+
+
+class Labels(DeskModel):
+    trust: str = ""
+    trust_text: str = ""
+    newsroom: str = ""
+
+
+class Cite(DeskModel):
+    claim_ids: tuple[str, ...] = ()
+    manifest_id: str
+
+
+class KeyFact(DeskModel):
+    text: str
+    cites: tuple[Cite, ...] = ()
+    self_reported: StrictBool = False
+
+
+class Image(DeskModel):
+    url: HttpUrl
+    alt: str = ""
+    caption: str = ""
+    credit: str = ""
+    width: StrictInt | None = None
+    height: StrictInt | None = None
+
+
+class Paragraph(DeskModel):
+    cites: tuple[Cite, ...] = ()
+    markdown: str
+
+
+class Section(DeskModel):
+    heading: str = ""
+    paragraphs: tuple[Paragraph, ...] = ()
+
+
+class DecisionCard(DeskModel):
+    not_for: tuple[str, ...] = ()
+    useful_for: tuple[str, ...] = ()
+    compare_against: tuple[str, ...] = ()
+
+
+class Writer(DeskModel):
+    agent: str = ""
+    run_id: str = ""
+
+
+class Correction(DeskModel):
+    at: UtcDatetime
+    text: str
+
+
+class Manifest(DeskModel):
+    title: str = ""
+    source_url: HttpUrl | None = None
+    manifest_id: str
+    source_name: str = ""
+    published_date: IsoDate | None = None
+
+
+class Step(DeskModel):
+    n: StrictInt | None = None
+    title: str = ""
+    text: str = ""
+
+
+class Request(DeskModel):
+    method: str = ""
+    url_template: str = ""
+    headers: dict[str, str] = Field(default_factory=dict)
+
+
+class RunTheseManifests(DeskModel):
+    title: str = ""
+    summary: str = ""
+    manifest_ids: tuple[str, ...] = ()
+    steps: tuple[Step, ...] = ()
+    mcp_url: HttpUrl | None = None
+    connect_url: HttpUrl | None = None
+    request: Request | None = None
+    commands: dict[str, str] = Field(default_factory=dict)
+
+
+class Links(DeskModel):
+    html: HttpUrl | None = None
+    json_: HttpUrl | None = Field(default=None, alias="json")
+    markdown: HttpUrl | None = None
+    newsroom: HttpUrl | None = None
+    edition: HttpUrl | None = None
+
+    def to_pointer_map(self) -> dict[str, str | None]:
+        """The links by their JSON key."""
+        return {
+            "html": self.html,
+            "json": self.json_,
+            "markdown": self.markdown,
+            "newsroom": self.newsroom,
+            "edition": self.edition,
+        }
+
+
+class Related(DeskModel):
+    url: HttpUrl
+    headline: str = ""
+    slug: str = ""
+
+
+class CallToAction(DeskModel):
+    label: str = ""
+    url: HttpUrl
+
+
+class Sponsor(DeskModel):
+    label: str = ""
+    title: str = ""
+    text: str = ""
+    cta: CallToAction | None = None
+    note: str = ""
+
+
+class Reuse(DeskModel):
+    version: str = ""
+    summary: str = ""
+    attribution: str = ""
+    link_rule: str = ""
+    keep_ids_rule: str = ""
+    no_endorsement: str = ""
+    license_url: HttpUrl | None = None
+    machine_url: HttpUrl | None = None
+    canonical_url: HttpUrl | None = None
+
+
+class Story(DeskModel):
+    """One story file. Required keys are the ones without a default."""
+
+    schema_: Literal["hangingcontext.desk/1"] = Field(alias="schema")
+    type: Literal["story"]
+    id: str
+    slug: Segment
+    edition: Edition
+    url: HttpUrl | None = None
+    newsroom: Segment
+    beat: str = ""
+    newsroom_title: str = ""
+    angle: str = ""
+    headline: str
+    dek: str = ""
+    published_at: UtcDatetime
+    labels: Labels = Field(default_factory=Labels)
+    source_count: StrictInt | None = None
+    publishers: tuple[str, ...] = ()
+    sources: tuple[str, ...] = ()
+    distinct_source_count: StrictInt | None = None
+    key_facts: tuple[KeyFact, ...] = ()
+    images: tuple[Image, ...] = ()
+    sections: tuple[Section, ...]
+    unresolved: tuple[str, ...] = ()
+    decision_card: DecisionCard | None = None
+    writer: Writer | None = None
+    corrections: tuple[Correction, ...] = ()
+    cited_manifest_ids: tuple[str, ...] = ()
+    manifests: tuple[Manifest, ...] = ()
+    run_these_manifests: RunTheseManifests | None = None
+    links: Links | None = None
+    related: tuple[Related, ...] = ()
+    sponsor: Sponsor | None = None
+    disclosure: str = ""
+    reuse: Reuse | None = None
+
+    @property
+    def modified_at(self) -> datetime:
+        """The latest correction's time, or the publication time when there is none."""
+        return max((c.at for c in self.corrections), default=self.published_at)
+
+    @property
+    def trust(self) -> str:
+        """The trust level label ('confirmed', ...) or ''."""
+        return self.labels.trust
+
+    def to_json_data(self) -> dict[str, Any]:
+        """The story as JSON-ready data, in the input's key order, unknown keys kept."""
+        data: dict[str, Any] = self.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return data
+

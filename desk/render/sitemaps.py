@@ -1,0 +1,97 @@
+"""sitemap.xml (all pages; an index of parts past 50,000 URLs) and news-sitemap.xml
+(Google News: stories of the two days before `now`, at most 1,000)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from xml.sax.saxutils import escape
+
+from jinja2 import Environment
+
+from desk import urls
+from desk.catalog import Catalog, paginate
+from desk.config import Config
+from desk.loader import LoadedStory
+from desk.prose import clean_text
+from desk.render import Output
+from desk.render.templates import isotime
+
+SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
+NEWS_NS = "http://www.google.com/schemas/sitemap-news/0.9"
+MAX_URLS = 50_000
+MAX_NEWS = 1_000
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_HEAD = '<?xml version="1.0" encoding="utf-8"?>\n'
+
+
+def render_sitemaps(
+    catalog: Catalog, config: Config, env: Environment, now: datetime, max_urls: int = MAX_URLS
+) -> Iterator[Output]:
+    """sitemap.xml (or its index and parts) and news-sitemap.xml."""
+    del env  # sitemaps are data, built here rather than in a template
+    entries = [(urls.absolute(config, path), lastmod) for path, lastmod in page_paths(catalog,
+                                                                                      config)]
+    if len(entries) <= max_urls:
+        yield Output(urls.SITEMAP, urlset(entries).encode("utf-8"))
+    else:
+        parts = [entries[i: i + max_urls] for i in range(0, len(entries), max_urls)]
+        index = [_HEAD, f'<sitemapindex xmlns="{SITEMAP_NS}">\n']
+        for n, part in enumerate(parts, start=1):
+            path = f"/sitemap-{n}.xml"
+            yield Output(path, urlset(part).encode("utf-8"))
+            newest = max(lastmod for _, lastmod in part)
+            index.append(f"<sitemap><loc>{escape(urls.absolute(config, path))}</loc>"
+                         f"<lastmod>{isotime(newest)}</lastmod></sitemap>\n")
+        index.append("</sitemapindex>\n")
+        yield Output(urls.SITEMAP, "".join(index).encode("utf-8"))
+    yield Output(urls.NEWS_SITEMAP, news_sitemap(catalog, config, now).encode("utf-8"))
+
+
+def urlset(entries: list[tuple[str, datetime]]) -> str:
+    """A sitemaps.org urlset."""
+    lines = [_HEAD, f'<urlset xmlns="{SITEMAP_NS}">\n']
+    lines += [f"<url><loc>{escape(loc)}</loc><lastmod>{isotime(lastmod)}</lastmod></url>\n"
+              for loc, lastmod in entries]
+    lines.append("</urlset>\n")
+    return "".join(lines)
+
+
+def news_sitemap(catalog: Catalog, config: Config, now: datetime) -> str:
+    """Google News sitemap: stories first published in the window before `now`."""
+    since = now - timedelta(hours=config.news_window_hours)
+    recent = [s for s in catalog.published if since <= s.story.published_at <= now][:MAX_NEWS]
+    name = escape(config.site_name)
+    lines = [_HEAD, f'<urlset xmlns="{SITEMAP_NS}" xmlns:news="{NEWS_NS}">\n']
+    for item in recent:
+        story = item.story
+        lines.append(
+            f"<url><loc>{escape(urls.absolute(config, item.url_path))}</loc>"
+            f"<news:news><news:publication><news:name>{name}</news:name>"
+            f"<news:language>{escape(config.language)}</news:language></news:publication>"
+            f"<news:publication_date>{isotime(story.published_at)}</news:publication_date>"
+            f"<news:title>{escape(clean_text(story.headline))}</news:title></news:news></url>\n"
+        )
+    lines.append("</urlset>\n")
+    return "".join(lines)
+
+
+def page_paths(catalog: Catalog, config: Config) -> list[tuple[str, datetime]]:
+    """Every HTML page of the site with its last modification, in a stable order."""
+    def newest(stories: tuple[LoadedStory, ...]) -> datetime:
+        return max((s.story.modified_at for s in stories), default=EPOCH)
+
+    everything = newest(catalog.published)
+    paths: list[tuple[str, datetime]] = [(urls.HOME, everything), (urls.NEWSROOMS, everything)]
+    for group in catalog.newsrooms:
+        size = config.page_size
+        for n in range(1, paginate(len(group.stories), size) + 1):
+            chunk = group.stories[(n - 1) * size: n * size]
+            paths.append((urls.newsroom_path(group.key, n), newest(chunk)))
+    for n in range(1, paginate(len(catalog.editions), config.page_size) + 1):
+        paths.append((urls.editions_index_path(n), everything))
+    for group in catalog.editions:
+        paths.append((urls.edition_path(group.key), newest(group.stories)))
+    paths.append((urls.REUSE_TERMS, everything))
+    paths += [(s.url_path, s.story.modified_at) for s in catalog.published]
+    return paths

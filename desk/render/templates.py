@@ -1,0 +1,158 @@
+"""The Jinja environment and the values every page template shares."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+from markupsafe import Markup
+
+from desk import urls
+from desk.config import Config
+from desk.prose import clean_text
+
+
+def make_environment(config: Config) -> Environment:
+    """A Jinja environment over the configured templates folder (HTML and XML autoescaped)."""
+    env = Environment(
+        loader=FileSystemLoader(str(config.templates_dir)),
+        autoescape=select_autoescape(["html", "xml"]),
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        finalize=_finalize,
+    )
+    env.filters.update(
+        isotime=isotime,
+        humantime=humantime,
+        yaml=yaml_string,
+        oneline=oneline,
+        append_inline=append_inline,
+    )
+    return env
+
+
+def _finalize(value: Any) -> Any:
+    # Characters HTML forbids never reach a page, whatever the template prints.
+    if isinstance(value, Markup):
+        return Markup(clean_text(str(value)))
+    if isinstance(value, str):
+        return clean_text(value)
+    return value
+
+
+def isotime(value: datetime) -> str:
+    """RFC 3339 in UTC with a Z: 2026-11-14T12:36:05Z."""
+    return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+def humantime(value: datetime) -> str:
+    """A reader's date: 14 November 2026, 12:36 UTC."""
+    value = value.astimezone(UTC)
+    return f"{value.day} {value:%B %Y, %H:%M} UTC"
+
+
+def yaml_string(value: object) -> str:
+    """A YAML scalar that cannot break the front matter (JSON strings are YAML)."""
+    return json.dumps(str(value), ensure_ascii=False)
+
+
+def oneline(value: str) -> str:
+    """Collapse white space so a value cannot start a new Markdown block."""
+    return " ".join(value.split())
+
+
+_LAST_P = re.compile(r"</p>\s*$")
+
+
+def append_inline(html: Markup, extra: str) -> Markup:
+    """Put extra inline markup inside the last paragraph of a rendered block."""
+    extra_markup = Markup(extra)
+    match = _LAST_P.search(html)
+    if match is None:
+        return Markup(html) + extra_markup
+    return Markup(html[: match.start()]) + extra_markup + Markup("</p>\n")
+
+
+@dataclass(frozen=True)
+class FeedLink:
+    type: str
+    href: str
+    title: str
+
+
+@dataclass(frozen=True)
+class SiteContext:
+    """Values every page shows: names, navigation, assets, feeds."""
+
+    title: str
+    description: str
+    language: str
+    home_href: str
+    newsrooms_href: str
+    editions_href: str
+    feed_href: str
+    llms_href: str
+    reuse_terms_href: str
+    reuse_terms_url: str
+    reuse_json_href: str
+    stylesheet: str
+    feeds: tuple[FeedLink, ...]
+
+
+def site_context(config: Config, assets: dict[str, str]) -> SiteContext:
+    """The shared page values for one build."""
+    def href(path: str) -> str:
+        return urls.href(config, path)
+
+    return SiteContext(
+        title=config.title,
+        description=config.description,
+        language=config.language,
+        home_href=href(urls.HOME),
+        newsrooms_href=href(urls.NEWSROOMS),
+        editions_href=href(urls.EDITIONS),
+        feed_href=href(urls.feed_path(urls.FEED_RSS)),
+        llms_href=href(urls.LLMS),
+        reuse_terms_href=href(urls.REUSE_TERMS),
+        reuse_terms_url=urls.absolute(config, urls.REUSE_TERMS),
+        reuse_json_href=href(urls.REUSE_JSON),
+        stylesheet=assets.get("site.css", href("/static/site.css")),
+        feeds=(
+            FeedLink("application/rss+xml", href(urls.feed_path(urls.FEED_RSS)),
+                     f"{config.title} (RSS)"),
+            FeedLink("application/atom+xml", href(urls.feed_path(urls.FEED_ATOM)),
+                     f"{config.title} (Atom)"),
+            FeedLink("application/feed+json", href(urls.feed_path(urls.FEED_JSON)),
+                     f"{config.title} (JSON Feed)"),
+        ),
+    )
+
+
+@dataclass(frozen=True)
+class Crumb:
+    title: str
+    href: str
+
+
+@dataclass(frozen=True)
+class Alternate:
+    type: str
+    href: str
+    title: str = ""
+
+
+@dataclass(frozen=True)
+class PageMeta:
+    """Per-page head values."""
+
+    title: str
+    description: str
+    canonical: str
+    alternates: tuple[Alternate, ...] = ()
+    breadcrumbs: tuple[Crumb, ...] = ()

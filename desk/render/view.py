@@ -1,0 +1,215 @@
+"""What a story page shows, computed once for the HTML and Markdown templates.
+
+Templates only lay this out: citation numbers, anchors and every URL are decided here
+(URLs through desk.urls), so the HTML and the Markdown can never disagree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from markupsafe import Markup
+
+from desk import urls
+from desk.catalog import Catalog
+from desk.config import Config
+from desk.loader import LoadedStory, story_url_path
+from desk.models import Cite, Manifest, Story
+from desk.prose import Prose
+
+
+@dataclass(frozen=True)
+class CiteRef:
+    """One citation marker: the source's number and the claims it points to."""
+
+    number: int | None
+    manifest_id: str
+    claim_ids: tuple[str, ...]
+
+    @property
+    def anchor(self) -> str:
+        """The id of the source's entry in the sources list."""
+        return f"src-{self.number}" if self.number is not None else ""
+
+
+@dataclass(frozen=True)
+class Cited:
+    """A key fact or paragraph with its anchor and citations."""
+
+    anchor: str
+    text: str
+    html: Markup
+    cites: tuple[CiteRef, ...]
+    self_reported: bool = False
+
+    @property
+    def manifest_ids(self) -> str:
+        """Space-separated manifest ids, for data-manifest."""
+        return " ".join(dict.fromkeys(c.manifest_id for c in self.cites))
+
+    @property
+    def claim_ids(self) -> str:
+        """Space-separated claim ids, for data-claims."""
+        return " ".join(dict.fromkeys(i for c in self.cites for i in c.claim_ids))
+
+
+@dataclass(frozen=True)
+class SectionView:
+    anchor: str
+    heading: str
+    paragraphs: tuple[Cited, ...]
+
+
+@dataclass(frozen=True)
+class SourceView:
+    number: int
+    manifest: Manifest
+
+    @property
+    def anchor(self) -> str:
+        """The id of this entry in the sources list."""
+        return f"src-{self.number}"
+
+
+@dataclass(frozen=True)
+class RelatedView:
+    href: str
+    url: str
+    headline: str
+    internal: bool
+
+
+@dataclass(frozen=True)
+class CorrectionView:
+    at: datetime
+    text: str
+    html: Markup
+
+
+@dataclass(frozen=True)
+class Step:
+    number: int
+    title: str
+    html: Markup
+    text: str
+
+
+@dataclass(frozen=True)
+class StoryView:
+    """Everything a story template needs."""
+
+    story: Story
+    path: str
+    url: str
+    json_href: str
+    markdown_href: str
+    newsroom_title: str
+    newsroom_href: str
+    edition_href: str
+    facts: tuple[Cited, ...]
+    sections: tuple[SectionView, ...]
+    sources: tuple[SourceView, ...]
+    related: tuple[RelatedView, ...]
+    corrections: tuple[CorrectionView, ...]
+    steps: tuple[Step, ...]
+    modified_at: datetime
+
+    @property
+    def has_decision_card(self) -> bool:
+        """True when the decision card has any entry."""
+        card = self.story.decision_card
+        return card is not None and bool(card.useful_for or card.not_for or card.compare_against)
+
+
+def number_sources(story: Story) -> dict[str, int]:
+    """Number manifests in order of first citation, then the uncited ones in list order."""
+    order: dict[str, int] = {}
+    cites = [c for f in story.key_facts for c in f.cites]
+    cites += [c for s in story.sections for p in s.paragraphs for c in p.cites]
+    known = {m.manifest_id for m in story.manifests}
+    for cite in cites:
+        if cite.manifest_id in known and cite.manifest_id not in order:
+            order[cite.manifest_id] = len(order) + 1
+    for manifest in story.manifests:
+        order.setdefault(manifest.manifest_id, len(order) + 1)
+    return order
+
+
+def story_view(item: LoadedStory, catalog: Catalog, config: Config, prose: Prose) -> StoryView:
+    """Compute the view of one story."""
+    story = item.story
+    numbers = number_sources(story)
+
+    def refs(cites: tuple[Cite, ...]) -> tuple[CiteRef, ...]:
+        return tuple(CiteRef(numbers.get(c.manifest_id), c.manifest_id, c.claim_ids)
+                     for c in cites)
+
+    facts = tuple(
+        Cited(f"kf{i}", fact.text, Markup(""), refs(fact.cites), fact.self_reported)
+        for i, fact in enumerate(story.key_facts, start=1)
+    )
+    sections = tuple(
+        SectionView(
+            f"s{si}",
+            section.heading,
+            tuple(
+                Cited(f"s{si}p{pi}", p.markdown, prose.block(p.markdown), refs(p.cites))
+                for pi, p in enumerate(section.paragraphs, start=1)
+            ),
+        )
+        for si, section in enumerate(story.sections, start=1)
+    )
+    manifests = {m.manifest_id: m for m in story.manifests}
+    sources = tuple(
+        SourceView(n, manifests[mid]) for mid, n in sorted(numbers.items(), key=lambda x: x[1])
+    )
+    path = story_url_path(story)
+    steps: tuple[Step, ...] = ()
+    if story.run_these_manifests is not None:
+        steps = tuple(
+            Step(step.n if step.n is not None else i, step.title, prose.inline(step.text),
+                 step.text)
+            for i, step in enumerate(story.run_these_manifests.steps, start=1)
+        )
+    return StoryView(
+        story=story,
+        path=path,
+        url=urls.absolute(config, path),
+        json_href=urls.href(config, path + "index.json"),
+        markdown_href=urls.href(config, path + "index.md"),
+        newsroom_title=_newsroom_title(story, catalog, config),
+        newsroom_href=urls.href(config, urls.newsroom_path(story.newsroom)),
+        edition_href=urls.href(config, urls.edition_path(story.edition)),
+        facts=facts,
+        sections=sections,
+        sources=sources,
+        related=tuple(_related(story, catalog, config)),
+        corrections=tuple(
+            CorrectionView(c.at, c.text, prose.block(c.text))
+            for c in sorted(story.corrections, key=lambda c: c.at, reverse=True)
+        ),
+        steps=steps,
+        modified_at=story.modified_at,
+    )
+
+
+def _newsroom_title(story: Story, catalog: Catalog, config: Config) -> str:
+    for group in catalog.newsrooms:
+        if group.key == story.newsroom:
+            return group.title
+    return story.newsroom_title or config.newsrooms.get(story.newsroom) or story.newsroom
+
+
+def _related(story: Story, catalog: Catalog, config: Config) -> list[RelatedView]:
+    views = []
+    for related in story.related:
+        path = urls.internal_story_path(related.url, config, story.url)
+        if path is not None and path in catalog.by_path:
+            target = catalog.by_path[path].story
+            views.append(RelatedView(urls.href(config, path), urls.absolute(config, path),
+                                     related.headline or target.headline, True))
+        else:
+            views.append(RelatedView(related.url, related.url,
+                                     related.headline or related.url, False))
+    return views

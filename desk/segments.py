@@ -1,0 +1,38 @@
+"""Rules for the values that become path segments of the output (slug, newsroom, edition).
+
+They are checked when a story is loaded and again when a URL is built, so no value can
+name a file outside the output folder.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+
+SLUG_PATTERN = r"^[a-z0-9]+(-[a-z0-9]+)*$"
+EDITION_PATTERN = r"^\d{4}-\d{2}-\d{2}T\d{2}$"
+
+_SLUG = re.compile(SLUG_PATTERN)
+_EDITION = re.compile(EDITION_PATTERN)
+
+
+def check_segment(value: str) -> str:
+    """Return value if it is a valid slug or newsroom segment, else raise ValueError."""
+    if not _SLUG.fullmatch(value):
+        raise ValueError(
+            f"{value!r} is not a valid path segment: use lowercase letters, digits and "
+            "single hyphens (pattern " + SLUG_PATTERN + ")"
+        )
+    return value
+
+
+def check_edition(value: str) -> str:
+    """Return value if it is a valid edition id (YYYY-MM-DDTHH), else raise ValueError."""
+    message = f"{value!r} is not a valid edition: use YYYY-MM-DDTHH (pattern {EDITION_PATTERN})"
+    if not _EDITION.fullmatch(value):
+        raise ValueError(message)
+    try:
+        datetime.strptime(value, "%Y-%m-%dT%H")
+    except ValueError:
+        raise ValueError(message + ", a real date and hour") from None
+    return value

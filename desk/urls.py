@@ -1,0 +1,128 @@
+"""The site's URL layout, in one place.
+
+Every URL path desk produces starts and ends with '/' (a folder served by its index file)
+or names a file. Output file paths are derived from URL paths, never the other way round,
+and every segment is checked so no file can land outside the output folder.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path, PurePosixPath
+from urllib.parse import urlsplit
+
+from desk.config import Config
+from desk.segments import check_edition, check_segment
+
+HOME = "/"
+NEWSROOMS = "/n/"
+EDITIONS = "/editions/"
+REUSE_TERMS = "/terms/reuse/"
+REUSE_JSON = "/.well-known/reuse.json"
+NOT_FOUND = "/404.html"
+ROBOTS = "/robots.txt"
+SITEMAP = "/sitemap.xml"
+NEWS_SITEMAP = "/news-sitemap.xml"
+LLMS = "/llms.txt"
+LLMS_FULL = "/llms-full.txt"
+FEED_RSS = "feed.xml"
+FEED_ATOM = "atom.xml"
+FEED_JSON = "feed.json"
+
+
+def story_path(published_date: str, slug: str) -> str:
+    """`/stories/YYYY-MM-DD/SLUG/`, the date being the UTC date of publication."""
+    if not _is_date(published_date):
+        raise ValueError(f"{published_date!r} is not a YYYY-MM-DD date")
+    return f"/stories/{published_date}/{check_segment(slug)}/"
+
+
+def newsroom_path(newsroom: str, page: int = 1) -> str:
+    """`/n/NEWSROOM/`, and `/n/NEWSROOM/page/N/` for later pages."""
+    return _paged(f"/n/{check_segment(newsroom)}/", page)
+
+
+def edition_path(edition: str) -> str:
+    """`/editions/EDITION/`."""
+    return f"/editions/{check_edition(edition)}/"
+
+
+def editions_index_path(page: int = 1) -> str:
+    """`/editions/`, and `/editions/page/N/` for later pages."""
+    return _paged(EDITIONS, page)
+
+
+def feed_path(kind: str, newsroom: str | None = None) -> str:
+    """A feed file, site-wide or for one newsroom."""
+    folder = HOME if newsroom is None else newsroom_path(newsroom)
+    return folder + kind
+
+
+def _paged(first: str, page: int) -> str:
+    if page < 1:
+        raise ValueError("pages start at 1")
+    return first if page == 1 else f"{first}page/{page}/"
+
+
+def _is_date(value: str) -> bool:
+    return (
+        len(value) == 10
+        and value[4] == value[7] == "-"
+        and (value[:4] + value[5:7] + value[8:]).isdigit()
+    )
+
+
+def absolute(config: Config, path: str) -> str:
+    """The absolute URL of a site path, under the configured base URL."""
+    return config.base_url + path
+
+
+def href(config: Config, path: str) -> str:
+    """A root-relative link to a site path, honouring a base URL with a path part."""
+    return config.base_path + path
+
+
+def site_path_of(config: Config, url: str) -> str | None:
+    """The site path of an absolute URL under base_url, or None for other URLs."""
+    if url.startswith(config.base_url + "/"):
+        return url[len(config.base_url):]
+    return None
+
+
+def internal_story_path(url: str, config: Config, story_url: str | None = None) -> str | None:
+    """The site path a URL points at when it is a story URL of this site, else None.
+
+    URLs under base_url count, and so do URLs on the host of the story's own `url`, so a
+    staging build still recognises links written for the production host.
+    """
+    parts = urlsplit(url)
+    base = urlsplit(config.base_url)
+    path = parts.path
+    if parts.netloc == base.netloc and config.base_path:
+        if not path.startswith(config.base_path + "/"):
+            return None
+        path = path[len(config.base_path):]
+    elif parts.netloc != base.netloc and (
+        story_url is None or parts.netloc != urlsplit(story_url).netloc
+    ):
+        return None
+    return path if path.startswith("/stories/") else None
+
+
+def output_file(out_dir: Path, path: str) -> Path:
+    """The file that serves a URL path: folders get index.html unless a file is named."""
+    if path.endswith("/"):
+        path += "index.html"
+    return out_dir / relative_file(path)
+
+
+def relative_file(path: str) -> str:
+    """A URL path as a safe relative file path (raises ValueError on '..' and the like)."""
+    if path.endswith("/"):
+        path += "index.html"
+    pure = PurePosixPath(path)
+    if not pure.is_absolute():
+        raise ValueError(f"site path {path!r} must start with '/'")
+    parts = pure.parts[1:]
+    if not parts or any(p in ("", ".", "..") or "\\" in p or "\x00" in p for p in parts):
+        raise ValueError(f"unsafe site path {path!r}")
+    return "/".join(parts)

@@ -1,0 +1,55 @@
+"""Shared fixtures: a content folder in tmp_path, and running the desk CLI in-process."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from storygen import REPO  # noqa: E402
+
+from desk.cli import main  # noqa: E402
+
+NOW = "2026-11-15T00:00:00Z"
+
+
+@dataclass
+class Result:
+    exit_code: int
+    stdout: str
+    stderr: str
+
+
+@pytest.fixture
+def desk() -> Callable[..., Result]:
+    """Run `desk ARGS` in-process with the repository's configuration."""
+    def run(*args: str) -> Result:
+        runner = CliRunner()
+        os.environ.pop("GITHUB_STEP_SUMMARY", None)
+        result = runner.invoke(main, [*args[:1], "--config", str(REPO / "pyproject.toml"),
+                                      *args[1:]], catch_exceptions=False)
+        return Result(result.exit_code, result.stdout, result.stderr)
+    return run
+
+
+@pytest.fixture
+def content(tmp_path: Path) -> Path:
+    """An empty content folder."""
+    folder = tmp_path / "content"
+    (folder / "stories").mkdir(parents=True)
+    return folder
+
+
+def tree(folder: Path) -> dict[str, bytes]:
+    """Every file below folder with its bytes (for before/after comparisons)."""
+    if not folder.exists():
+        return {}
+    return {p.relative_to(folder).as_posix(): p.read_bytes()
+            for p in sorted(folder.rglob("*")) if p.is_file()}

@@ -1,0 +1,91 @@
+"""A generator of valid stories for tests: small, varied and fully cited."""
+
+from __future__ import annotations
+
+import copy
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+SEED_PATH = REPO / "content" / "stories" / "2026-11-14" / "inference-throughput-race-kimi-deepseek.json"
+
+
+def seed() -> dict[str, Any]:
+    """A fresh copy of the seed story."""
+    return json.loads(SEED_PATH.read_text(encoding="utf-8"))
+
+
+def make_story(
+    n: int,
+    newsroom: str = "artificial-intelligence",
+    published_at: datetime | None = None,
+    **overrides: Any,
+) -> dict[str, Any]:
+    """Story number n: minimal but complete and consistent (every check passes)."""
+    when = published_at or datetime(2026, 11, 14, 12, 0, tzinfo=UTC) + timedelta(minutes=n)
+    when = when.astimezone(UTC)
+    manifest_a, manifest_b = f"9{n:06d}01", f"9{n:06d}02"
+    data: dict[str, Any] = {
+        "schema": "hangingcontext.desk/1",
+        "type": "story",
+        "id": str(10_000 + n),
+        "slug": f"story-number-{n}",
+        "edition": when.strftime("%Y-%m-%dT%H"),
+        "newsroom": newsroom,
+        "newsroom_title": newsroom.replace("-", " ").title(),
+        "angle": f"Angle of story {n}",
+        "headline": f"Headline of story {n}",
+        "dek": f"Dek of story {n}.",
+        "published_at": when.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "labels": {"trust": "confirmed", "trust_text": "Confirmed · 2 Manifests"},
+        "source_count": 2,
+        "sources": ["pub-a", "pub-b"],
+        "distinct_source_count": 2,
+        "key_facts": [
+            {"text": f"Fact one of story {n}.",
+             "cites": [{"claim_ids": [f"{n}1"], "manifest_id": manifest_a}],
+             "self_reported": False},
+        ],
+        "sections": [
+            {"heading": f"Section of story {n}",
+             "paragraphs": [
+                 {"cites": [{"claim_ids": [f"{n}2"], "manifest_id": manifest_a}],
+                  "markdown": f"Paragraph one of story {n} with *emphasis*."},
+                 {"cites": [{"claim_ids": [f"{n}3"], "manifest_id": manifest_b}],
+                  "markdown": f"Paragraph two of story {n}."},
+             ]},
+        ],
+        "cited_manifest_ids": [manifest_a, manifest_b],
+        "manifests": [
+            {"title": f"Source A of {n}", "source_url": f"https://a.example/{n}",
+             "manifest_id": manifest_a, "source_name": "pub-a", "published_date": "2026-11-13"},
+            {"title": f"Source B of {n}", "source_url": f"https://b.example/{n}",
+             "manifest_id": manifest_b, "source_name": "pub-b", "published_date": "2026-11-13"},
+        ],
+    }
+    data.update(copy.deepcopy(overrides))
+    return data
+
+
+def write_story(content: Path, data: dict[str, Any], name: str | None = None) -> Path:
+    """Write a story under content/stories/ and return its path."""
+    folder = content / "stories" / str(data.get("published_at", "undated"))[:10]
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / (name or f"{data.get('slug', 'story')}.json")
+    path.write_text(json.dumps(data, ensure_ascii=False, indent=2), encoding="utf-8")
+    return path
+
+
+def make_corpus(content: Path, count: int, newsrooms: tuple[str, ...] = (
+    "artificial-intelligence", "climate", "markets")) -> list[dict[str, Any]]:
+    """Write `count` stories spread over newsrooms and hourly editions (a few per hour)."""
+    start = datetime(2026, 11, 10, 6, 0, tzinfo=UTC)
+    stories = []
+    for n in range(count):
+        when = start + timedelta(minutes=17 * n)
+        data = make_story(n, newsrooms[n % len(newsrooms)], when)
+        write_story(content, data)
+        stories.append(data)
+    return stories

@@ -1,0 +1,59 @@
+"""Format parity: the HTML, Markdown and JSON of a story say the same things."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import lxml.html
+from conftest import NOW
+from storygen import SEED_PATH
+
+STORY = "stories/2026-11-14/inference-throughput-race-kimi-deepseek/"
+
+
+def test_every_text_appears_in_all_three_formats(desk, content: Path, tmp_path: Path) -> None:
+    shutil.copy(SEED_PATH, content / "stories" / SEED_PATH.name)
+    out = tmp_path / "public"
+    assert desk("build", "--content", str(content), "--out", str(out), "--now", NOW).exit_code == 0
+    html = lxml.html.fromstring((out / STORY / "index.html").read_bytes())
+    markdown = (out / STORY / "index.md").read_text(encoding="utf-8")
+    data = json.loads((out / STORY / "index.json").read_text(encoding="utf-8"))
+    html_text = " ".join(html.text_content().split())
+
+    texts = [data["headline"], data["dek"]] + [f["text"] for f in data["key_facts"]]
+    texts += [p["markdown"] for s in data["sections"] for p in s["paragraphs"]]
+    for text in texts:
+        assert text in markdown
+        assert " ".join(text.split()) in html_text
+
+    # Same citation numbers, in the same order, for every key fact and paragraph.
+    md_markers = []
+    for fact in data["key_facts"]:
+        line = next(line for line in markdown.splitlines() if fact["text"] in line)
+        md_markers.append(re.findall(r"\[(\d+)\]$", line) + re.findall(r"\[(\d+)\](?=\[)", line))
+    html_markers = [
+        [a.text_content().strip("[]") for a in html.get_element_by_id(f"kf{i}").cssselect("a.cite")]
+        for i in range(1, len(data["key_facts"]) + 1)
+    ]
+    assert [sorted(m) for m in md_markers] == [sorted(m) for m in html_markers]
+
+    paragraphs = [p for s in data["sections"] for p in s["paragraphs"]]
+    anchors = [f"s{si}p{pi}" for si, s in enumerate(data["sections"], 1)
+               for pi in range(1, len(s["paragraphs"]) + 1)]
+    for paragraph, anchor in zip(paragraphs, anchors, strict=True):
+        md_tail = markdown.split(paragraph["markdown"], 1)[1].split("\n", 1)[0]
+        md_numbers = re.findall(r"\[(\d+)\]", md_tail)
+        element = html.get_element_by_id(anchor)
+        html_numbers = [a.text_content().strip("[]") for a in element.cssselect("a.cite")]
+        assert md_numbers == html_numbers and html_numbers
+        assert element.get("data-manifest") == " ".join(
+            dict.fromkeys(c["manifest_id"] for c in paragraph["cites"]))
+
+    # Each format links to the others.
+    alternates = {link.get("type"): link.get("href") for link in html.cssselect('link[rel="alternate"]')}
+    assert alternates["text/markdown"] == "/" + STORY + "index.md"
+    assert alternates["application/json"] == "/" + STORY + "index.json"
+    assert data["links"]["markdown"].endswith(STORY + "index.md")

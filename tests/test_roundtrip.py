@@ -1,0 +1,75 @@
+"""index.json is the story itself: it round-trips through the model unchanged."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from conftest import NOW
+from storygen import SEED_PATH, make_story, seed, write_story
+
+from desk.config import Config
+from desk.models import Story
+from desk.render.json import story_json
+
+STORY = "stories/2026-11-14/inference-throughput-race-kimi-deepseek/index.json"
+
+
+def test_seed_round_trips_through_model_and_index_json() -> None:
+    raw = seed()
+    model = Story.model_validate(raw)
+    produced = story_json(model, Config())
+    again = Story.model_validate(json.loads(produced))
+    assert again == model
+    # The seed's URL fields already follow the layout, so nothing at all changes.
+    assert json.loads(produced) == raw
+    assert list(json.loads(produced)) == list(raw)
+
+
+def test_built_index_json_equals_input_but_recomputed_urls(desk, content: Path,
+                                                          tmp_path: Path) -> None:
+    raw = seed()
+    write_story(content, raw, SEED_PATH.name)
+    out = tmp_path / "public"
+    result = desk("build", "--content", str(content), "--out", str(out), "--now", NOW,
+                  "--base-url", "https://staging.example/desk")
+    assert result.exit_code == 0, result.stderr
+    built = json.loads((out / STORY).read_text(encoding="utf-8"))
+    base = "https://staging.example/desk/stories/2026-11-14/inference-throughput-race-kimi-deepseek/"
+    assert built["url"] == base
+    assert built["links"]["json"] == base + "index.json"
+    assert built["links"]["edition"] == "https://staging.example/desk/editions/2026-11-14T12/"
+    assert built["reuse"]["canonical_url"] == base
+    for key in ("url", "links"):
+        built.pop(key), raw.pop(key)
+    built["reuse"].pop("canonical_url"), raw["reuse"].pop("canonical_url")
+    assert built == raw
+
+
+def test_unknown_keys_are_kept_in_order_and_warned(desk, content: Path, tmp_path: Path) -> None:
+    data = make_story(1)
+    data = {"x_first": {"a": 1}, **data, "headlnie": "typo"}
+    data["key_facts"][0]["extra"] = [1, 2]
+    path = write_story(content, data)
+    out = tmp_path / "public"
+    result = desk("build", "--content", str(content), "--out", str(out), "--now", NOW)
+    assert result.exit_code == 0, result.stderr
+    assert f"{path}: /headlnie: unknown key 'headlnie' is kept but not used (did you mean 'headline'?)" in result.stderr
+    assert f"{path}: /key_facts/0/extra: unknown key 'extra' is kept but not used" in result.stderr
+    built = json.loads((out / "stories/2026-11-14/story-number-1/index.json").read_text())
+    keys = [k for k in built if k not in ("url", "links")]  # added by the layout
+    assert keys[0] == "x_first" and keys[-1] == "headlnie"
+    assert built["key_facts"][0]["extra"] == [1, 2]
+    assert built["x_first"] == {"a": 1}
+
+
+def test_bom_and_offsets_are_accepted_and_normalised(desk, content: Path, tmp_path: Path) -> None:
+    data = make_story(2)
+    data["published_at"] = "2026-11-14T14:02:00+02:00"
+    path = content / "stories" / "a.json"
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps(data).encode())
+    out = tmp_path / "public"
+    result = desk("build", "--content", str(content), "--out", str(out), "--now", NOW)
+    assert result.exit_code == 0, result.stderr
+    built = json.loads((out / "stories/2026-11-14/story-number-2/index.json").read_text())
+    assert built["published_at"] == "2026-11-14T12:02:00Z"
