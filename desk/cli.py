@@ -17,6 +17,7 @@ from desk.build import BuildReport, build
 from desk.checks import check_stories
 from desk.config import Config, ConfigError, load_config
 from desk.findings import Finding, sort_findings
+from desk.linkcheck import check_links
 from desk.loader import load_content
 
 
@@ -114,20 +115,28 @@ def summary(report: BuildReport) -> str:
 @click.option("--strict", is_flag=True, help="Warnings fail too.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
               show_default=True)
+@click.option("--links", "links_dir", type=click.Path(path_type=Path, file_okay=False,
+              exists=True), help="Check the internal links of a built site instead.")
+@click.option("--base-url", help="Base URL the built site was made for.")
 @config_option
-def check_command(content: Path | None, strict: bool, fmt: str,
-                  config_file: Path | None) -> None:
-    """Check every story without writing anything."""
-    config = make_config(config_file, content_dir=content)
-    loaded = load_content(config)
-    findings = sort_findings([*loaded.findings, *check_stories(loaded.stories, config)])
+def check_command(content: Path | None, strict: bool, fmt: str, links_dir: Path | None,
+                  base_url: str | None, config_file: Path | None) -> None:
+    """Check every story without writing anything (or, with --links, a built site)."""
+    config = make_config(config_file, content_dir=content, base_url=base_url)
+    if links_dir is not None:
+        findings = check_links(links_dir, config)
+        checked = f"{links_dir}: links"
+    else:
+        loaded = load_content(config)
+        findings = sort_findings([*loaded.findings, *check_stories(loaded.stories, config)])
+        checked = f"{len(loaded.stories)} stories"
     if fmt == "json":
         click.echo(json.dumps([f.as_dict() for f in findings], ensure_ascii=False, indent=2))
     else:
         for finding in findings:
             click.echo(finding.format(with_code=True))
         errors = sum(f.is_error for f in findings)
-        click.echo(f"{len(loaded.stories)} stories checked: {errors} error(s), "
+        click.echo(f"{checked} checked: {errors} error(s), "
                    f"{len(findings) - errors} warning(s)", err=True)
     failed = any(f.is_error for f in findings) or (strict and bool(findings))
     sys.exit(1 if failed else 0)

@@ -85,6 +85,18 @@ class DeskModel(BaseModel):
         last = len(rank)
         return dict(sorted(dumped.items(), key=lambda item: rank.get(item[0], last)))
 
+    def __eq__(self, other: object) -> bool:
+        # Equal content is equal whatever order the keys were written in.
+        if not isinstance(other, BaseModel):
+            return NotImplemented
+        return (
+            type(self) is type(other)
+            and self.__dict__ == other.__dict__
+            and self.__pydantic_extra__ == other.__pydantic_extra__
+        )
+
+    __hash__ = BaseModel.__hash__
+
     def unknown_keys(self, pointer: str = "") -> Iterator[tuple[str, str, tuple[str, ...]]]:
         """Yield (JSON pointer, key, the model's known keys) for every unknown key below."""
         known = tuple(field.alias or name for name, field in type(self).model_fields.items())

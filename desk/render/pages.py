@@ -175,7 +175,7 @@ def render_site_pages(
     yield from not_found_page(pages)
     yield Output(urls.ROBOTS, robots_txt(config).encode("utf-8"))
     yield from render_feeds(catalog, config, env, prose, now)
-    yield from render_sitemaps(catalog, config, env, now)
+    yield from render_sitemaps(catalog, config, now)
     yield from render_llms(catalog, config, latest_markdown)
 
 
@@ -183,7 +183,8 @@ def front_page(pages: Pages) -> Iterator[Output]:
     catalog, config = pages.catalog, pages.config
     latest = catalog.latest_edition
     stories = latest.stories if latest else ()
-    cards = [pages.card(s) for s in stories]
+    groups = pages.by_newsroom(stories)
+    cards = [c for g in groups for c in g.cards]  # in the order the page shows them
     meta = PageMeta(title=config.title, description=config.description,
                     canonical=pages.absolute(urls.HOME))
     newsrooms = [(g.title, pages.href(urls.newsroom_path(g.key)), len(g.stories))
@@ -193,7 +194,7 @@ def front_page(pages: Pages) -> Iterator[Output]:
         listing(config.title, pages.absolute(urls.HOME), cards,
                 edition=latest.key if latest else None),
         edition=latest, edition_href=pages.href(urls.edition_path(latest.key)) if latest else "",
-        lead=cards[0] if cards else None, groups=pages.by_newsroom(stories),
+        groups=groups,
         newsrooms=newsrooms,
     )
 
@@ -305,7 +306,8 @@ def editions_index(pages: Pages) -> Iterator[Output]:
 def edition_page(pages: Pages, group: Group) -> Iterator[Output]:
     older, newer = pages.catalog.neighbours(group.key)
     path = urls.edition_path(group.key)
-    cards = [pages.card(s) for s in group.stories]
+    groups = pages.by_newsroom(group.stories)
+    cards = [c for g in groups for c in g.cards]  # in the order the page shows them
     meta = PageMeta(title=f"Edition {group.key} · {pages.config.title}",
                     description=f"The {group.key}:00 UTC edition of {pages.config.title}.",
                     canonical=pages.absolute(path),
@@ -320,7 +322,7 @@ def edition_page(pages: Pages, group: Group) -> Iterator[Output]:
                 edition=group.key,
                 previous=pages.absolute(urls.edition_path(older.key)) if older else None,
                 next=pages.absolute(urls.edition_path(newer.key)) if newer else None),
-        edition=group.key, groups=pages.by_newsroom(group.stories),
+        edition=group.key, groups=groups,
         older=link(older), newer=link(newer),
     )
 

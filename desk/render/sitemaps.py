@@ -7,8 +7,6 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from xml.sax.saxutils import escape
 
-from jinja2 import Environment
-
 from desk import urls
 from desk.catalog import Catalog, paginate
 from desk.config import Config
@@ -26,10 +24,9 @@ _HEAD = '<?xml version="1.0" encoding="utf-8"?>\n'
 
 
 def render_sitemaps(
-    catalog: Catalog, config: Config, env: Environment, now: datetime, max_urls: int = MAX_URLS
+    catalog: Catalog, config: Config, now: datetime, max_urls: int = MAX_URLS
 ) -> Iterator[Output]:
     """sitemap.xml (or its index and parts) and news-sitemap.xml."""
-    del env  # sitemaps are data, built here rather than in a template
     entries = [(urls.absolute(config, path), lastmod) for path, lastmod in page_paths(catalog,
                                                                                       config)]
     if len(entries) <= max_urls:

@@ -1,0 +1,188 @@
+"""Hostile content renders inert, and no input can crash the build or escape --out.
+
+`make test` runs a few hundred generated examples per property; `make fuzz` sets
+DESK_FUZZ_EXAMPLES for a long run and prints the count.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import string
+import tempfile
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from safety import assert_inert
+from storygen import REPO, make_story, write_story
+
+from desk.build import build
+from desk.config import load_config
+from desk.models import Story
+from desk.render.json import published_story
+
+NOW = datetime(2026, 11, 15, tzinfo=UTC)
+EXAMPLES = int(os.environ.get("DESK_FUZZ_EXAMPLES", "200"))
+HOSTILE = [
+    "<script>alert(1)</script>",
+    "<img src=x onerror=alert(1)>",
+    "<iframe src=\"https://evil.example\"></iframe>",
+    "<a href=\"javascript:alert(1)\">x</a>",
+    "[click](javascript:alert(1))",
+    "[click](JaVaScRiPt:alert(1))",
+    "[click]( javascript:alert(1))",
+    "[click](java\tscript:alert(1))",
+    "[click](&#106;avascript:alert(1))",
+    "[click](vbscript:msgbox(1))",
+    "[click](VBSCRIPT:x)",
+    "[click](data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==)",
+    "![img](data:image/png;base64,AAAA)",
+    "![img](javascript:alert(1))",
+    "<javascript:alert(1)>",
+    "<svg onload=alert(1)>",
+    "\"><script>alert(1)</script>",
+    "' onmouseover='alert(1)",
+    "</textarea><script>x</script>",
+    "<style>body{background:url(javascript:x)}</style>",
+    "\u202eevil\u202c",
+    "\x00\x01\x1b[31m",
+    "]]></content><script>x</script>",
+    "{{ config }}{% raw %}",
+]
+
+
+def config_for(content: Path, out: Path) -> Any:
+    return load_config(REPO / "pyproject.toml", {"content_dir": content, "output_dir": out})
+
+
+def test_hostile_text_is_inert_and_visible(tmp_path: Path) -> None:
+    content = tmp_path / "content"
+    text = " ".join(HOSTILE)
+    data = make_story(1, angle=text, dek=text, unresolved=[text],
+                      decision_card={"useful_for": [text]},
+                      sponsor={"label": text, "title": text, "text": text,
+                               "cta": {"label": text, "url": "https://ok.example/"}},
+                      disclosure=text, corrections=[{"at": "2026-11-14T13:00:00Z", "text": text}])
+    data["headline"] = text
+    data["key_facts"][0]["text"] = text
+    data["sections"][0]["heading"] = text
+    data["sections"][0]["paragraphs"][0]["markdown"] = "\n\n".join(HOSTILE)
+    data["manifests"][0]["title"] = text
+    write_story(content, data)
+    out = tmp_path / "public"
+    report = build(config_for(content, out), NOW)
+    assert report.ok, report.findings
+    for page in out.rglob("*.html"):
+        document = assert_inert(page.read_bytes())
+        if "stories" in page.parts:
+            visible = document.text_content()
+            assert "<script>alert(1)</script>" in visible
+            assert "<iframe" in visible
+            assert "onerror=alert(1)" in visible
+    story = (out / "stories/2026-11-14/story-number-1/index.html").read_bytes()
+    assert b"\x00" not in story and b"\x1b" not in story
+    for feed in ("feed.xml", "atom.xml"):
+        from lxml import etree
+        etree.fromstring((out / feed).read_bytes())  # well-formed XML despite the text
+
+
+# Text anywhere in unicode, including controls, RTL marks and NUL (surrogates are
+# escaped separately, below, since they cannot be encoded as UTF-8).
+any_text = st.text(st.characters(codec=None, exclude_categories=("Cs",)), max_size=80)
+hostile_text = st.one_of(any_text, st.sampled_from(HOSTILE),
+                         st.lists(st.sampled_from(HOSTILE + ["\n", " ", "*", "#", ">"]),
+                                  max_size=8).map("".join))
+long_text = st.integers(1, 20_000).map(lambda n: "word " * n)
+scheme_case = st.sampled_from(["javascript", "vbscript", "data"]).flatmap(
+    lambda s: st.lists(st.booleans(), min_size=len(s), max_size=len(s)).map(
+        lambda flips: "".join(c.upper() if f else c for c, f in zip(s, flips, strict=True))))
+hostile_link = st.tuples(scheme_case, st.sampled_from(["", " ", "\t", "\n", "%20", "&#x09;"]),
+                         st.sampled_from(["alert(1)", "text/html,<script>x</script>"])).map(
+    lambda t: f"[x]({t[1]}{t[0]}:{t[2]}) <{t[0]}:{t[2]}> ![i]({t[0]}:{t[2]})")
+markdown_text = st.one_of(hostile_text, hostile_link, long_text,
+                          st.integers(1, 200).map(lambda n: "> " * n + "deep"),
+                          st.integers(1, 200).map(lambda n: "[" * n + "x" + "](y)" * n))
+TEXT_FIELDS = ("angle", "headline", "dek", "beat", "newsroom_title", "disclosure")
+
+
+@st.composite
+def hostile_story(draw: st.DrawFn) -> dict[str, Any]:
+    data = make_story(draw(st.integers(0, 50)))
+    for key in draw(st.lists(st.sampled_from(TEXT_FIELDS), max_size=len(TEXT_FIELDS))):
+        data[key] = draw(hostile_text)
+    data["key_facts"][0]["text"] = draw(hostile_text)
+    data["sections"][0]["heading"] = draw(hostile_text)
+    data["sections"][0]["paragraphs"][0]["markdown"] = draw(markdown_text)
+    data["sections"][0]["paragraphs"][1]["markdown"] = draw(markdown_text)
+    data["unresolved"] = draw(st.lists(hostile_text, max_size=3))
+    data["manifests"][0]["title"] = draw(hostile_text)
+    data["corrections"] = [{"at": "2026-11-14T20:00:00Z", "text": draw(markdown_text)}]
+    if draw(st.booleans()):
+        data[draw(st.sampled_from(["slug", "newsroom", "edition"]))] = draw(hostile_text)
+    if draw(st.booleans()):
+        data["related"] = [{"url": draw(st.one_of(hostile_text, st.just("https://x.example/"))),
+                            "headline": draw(hostile_text)}]
+    return data
+
+
+def _surrogate_json(data: dict[str, Any], where: str) -> bytes:
+    text = json.dumps({**data, where: "x\ud800y"})  # escaped as \ud800 by json.dumps
+    return text.encode("ascii")
+
+
+@settings(max_examples=EXAMPLES, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(data=hostile_story(), surrogate=st.one_of(st.none(), st.sampled_from(TEXT_FIELDS)))
+def test_any_story_builds_inert_or_fails_cleanly(data: dict[str, Any],
+                                                 surrogate: str | None) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        content = root / "content"
+        (content / "stories").mkdir(parents=True)
+        path = content / "stories" / "story.json"
+        if surrogate is not None:
+            path.write_bytes(_surrogate_json(data, surrogate))
+        else:
+            path.write_text(json.dumps(data, ensure_ascii=bool(data["id"] == "10001")),
+                            encoding="utf-8")
+        out = root / "public"
+        report = build(config_for(content, out), NOW)
+        assert sorted(p.name for p in root.iterdir()) == (
+            ["content", "public"] if report.ok else ["content"])
+        if not report.ok:
+            assert report.errors
+            for finding in report.errors:
+                line = finding.format()
+                assert line.startswith(str(path)) and "\n" not in line
+            return
+        for page in out.rglob("*.html"):
+            assert_inert(page.read_bytes())
+        for page in out.rglob("*"):
+            assert page.resolve().is_relative_to(out.resolve())
+        built = next(out.glob("stories/*/*/index.json"))
+        loaded = Story.model_validate(json.loads(built.read_bytes()))
+        original = Story.model_validate(json.loads(path.read_bytes().decode("utf-8")))
+        assert loaded == published_story(original, config_for(content, out))
+
+
+def test_fuzz_example_count_is_reported(capsys: pytest.CaptureFixture[str]) -> None:
+    with capsys.disabled():
+        print(f"\nhostile-input property tests: {EXAMPLES} examples each")
+    assert EXAMPLES >= 200
+
+
+def test_no_printable_ascii_is_lost_in_markdown_output(tmp_path: Path) -> None:
+    content = tmp_path / "content"
+    data = make_story(3)
+    data["sections"][0]["paragraphs"][0]["markdown"] = string.printable.strip()
+    write_story(content, data)
+    out = tmp_path / "public"
+    assert build(config_for(content, out), NOW).ok
+    md = (out / "stories/2026-11-14/story-number-3/index.md").read_text()
+    assert string.printable.strip() in md
+    shutil.rmtree(out)

@@ -1,0 +1,349 @@
+"""The edition builder on a generated corpus: listings, pagination, links, feeds, sitemaps,
+scheduling and determinism."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import feedparser
+import lxml.html
+import pytest
+from conftest import tree
+from lxml import etree
+from storygen import REPO, make_corpus, make_story, seed, write_story
+
+from desk.build import build
+from desk.config import Config, load_config
+from desk.linkcheck import check_links
+
+NOW = datetime(2026, 11, 11, 0, 0, tzinfo=UTC)
+SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
+NEWS_NS = "http://www.google.com/schemas/sitemap-news/0.9"
+
+
+def make_config(content: Path, out: Path, **extra: Any) -> Config:
+    return load_config(REPO / "pyproject.toml", {"content_dir": content, "output_dir": out,
+                                                 **extra})
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> tuple[Config, list[dict[str, Any]]]:
+    root = tmp_path_factory.mktemp("corpus")
+    stories = make_corpus(root / "content", 45)
+    config = make_config(root / "content", root / "public", page_size=4, feed_size=10)
+    report = build(config, NOW)
+    assert report.ok, report.findings
+    return config, stories
+
+
+def newest_first(stories: list[dict[str, Any]]) -> list[str]:
+    return [s["id"] for s in sorted(stories, key=lambda s: (s["published_at"], s["id"]),
+                                    reverse=True)]
+
+
+def listing_ids(out: Path, first_page: str) -> list[str]:
+    """Ids across all pages of a paginated listing, following `next`."""
+    ids: list[str] = []
+    data = json.loads((out / first_page / "index.json").read_text())
+    while True:
+        ids += [s["id"] for s in data["stories"]]
+        if not data.get("next"):
+            return ids
+        next_path = data["next"].removeprefix("https://hangingcontext.com/")
+        data = json.loads((out / next_path / "index.json").read_text())
+
+
+def test_each_story_is_on_its_newsroom_and_edition_page_only(corpus) -> None:
+    config, stories = corpus
+    out = config.output_dir
+    newsrooms = sorted({s["newsroom"] for s in stories})
+    for newsroom in newsrooms:
+        members = [s for s in stories if s["newsroom"] == newsroom]
+        assert listing_ids(out, f"n/{newsroom}") == newest_first(members)
+    editions = sorted({s["edition"] for s in stories})
+    assert len(editions) > 5
+    for edition in editions:
+        data = json.loads((out / "editions" / edition / "index.json").read_text())
+        members = [s for s in stories if s["edition"] == edition]
+        # Grouped by newsroom, newest first within each group.
+        expected = [i for n in newsrooms for i in newest_first(
+            [s for s in members if s["newsroom"] == n])]
+        assert [s["id"] for s in data["stories"]] == expected
+    listed = json.loads((out / "editions/index.json").read_text())
+    all_editions = listing_ids_of_editions(out)
+    assert all_editions == sorted(editions, reverse=True)
+    assert listed["editions"][0]["stories"] == sum(
+        1 for s in stories if s["edition"] == editions[-1])
+
+
+def listing_ids_of_editions(out: Path) -> list[str]:
+    keys, path = [], "editions"
+    while path:
+        data = json.loads((out / path / "index.json").read_text())
+        keys += [e["edition"] for e in data["editions"]]
+        path = (data["next"] or "").removeprefix("https://hangingcontext.com/")
+    return keys
+
+
+def test_listing_entries_carry_metadata_and_hash(corpus) -> None:
+    config, _ = corpus
+    out = config.output_dir
+    entry = json.loads((out / "index.json").read_text())["stories"][0]
+    assert set(entry) == {"id", "headline", "dek", "url", "published_at", "newsroom",
+                          "edition", "trust", "sha256"}
+    import hashlib
+    story_json = out / entry["url"].removeprefix("https://hangingcontext.com/") / "index.json"
+    assert hashlib.sha256(story_json.read_bytes()).hexdigest() == entry["sha256"]
+
+
+def test_front_page_shows_latest_edition_and_links_everywhere(corpus) -> None:
+    config, stories = corpus
+    out = config.output_dir
+    latest = max(s["edition"] for s in stories)
+    data = json.loads((out / "index.json").read_text())
+    assert data["edition"] == latest
+    assert {s["id"] for s in data["stories"]} == {s["id"] for s in stories
+                                                  if s["edition"] == latest}
+    page = lxml.html.fromstring((out / "index.html").read_bytes())
+    hrefs = {a.get("href") for a in page.iter("a")}
+    for newsroom in {s["newsroom"] for s in stories}:
+        assert f"/n/{newsroom}/" in hrefs
+    assert {"/editions/", "/feed.xml", "/atom.xml", "/feed.json"} <= hrefs
+
+
+@pytest.mark.parametrize("count,pages", [(4, 1), (5, 2), (8, 2), (9, 3)])
+def test_pagination_boundaries(tmp_path: Path, count: int, pages: int) -> None:
+    content = tmp_path / "content"
+    for n in range(count):
+        write_story(content, make_story(n))
+    config = make_config(content, tmp_path / "public", page_size=4)
+    assert build(config, NOW.replace(day=15)).ok
+    out = config.output_dir / "n/artificial-intelligence"
+    assert (out / "index.html").is_file()
+    for page in range(2, pages + 1):
+        assert (out / f"page/{page}/index.html").is_file()
+    assert not (out / f"page/{pages + 1}").exists()
+    assert not (out / "page/1").exists()
+    last = json.loads((out / (f"page/{pages}" if pages > 1 else "") / "index.json").read_text())
+    assert len(last["stories"]) == count - 4 * (pages - 1)
+    first = lxml.html.fromstring((out / "index.html").read_bytes())
+    nexts = [a.get("href") for a in first.iter("a") if a.get("rel") == "next"]
+    assert nexts == (["/n/artificial-intelligence/page/2/"] if pages > 1 else [])
+    if pages > 1:
+        second = lxml.html.fromstring((out / "page/2/index.html").read_bytes())
+        prevs = [a.get("href") for a in second.iter("a") if a.get("rel") == "prev"]
+        assert prevs == ["/n/artificial-intelligence/"]
+
+
+def test_edition_pages_link_previous_and_next(corpus) -> None:
+    config, stories = corpus
+    editions = sorted({s["edition"] for s in stories})
+    middle = editions[len(editions) // 2]
+    i = editions.index(middle)
+    page = lxml.html.fromstring((config.output_dir / "editions" / middle / "index.html").read_bytes())
+    rel = {a.get("rel"): a.get("href") for a in page.iter("a") if a.get("rel")}
+    assert rel == {"prev": f"/editions/{editions[i - 1]}/", "next": f"/editions/{editions[i + 1]}/"}
+
+
+def test_every_internal_link_resolves(corpus) -> None:
+    config, _ = corpus
+    assert check_links(config.output_dir, config) == []
+
+
+def test_link_checker_reports_a_broken_link(corpus, tmp_path: Path) -> None:
+    config, _ = corpus
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "index.html").write_text('<a href="/missing/">x</a><a href="#nowhere">y</a>')
+    found = [f.message for f in check_links(site, config)]
+    assert found == ["/missing/: no such file in the output", "#nowhere: no element with this id"]
+
+
+@pytest.mark.parametrize("feed", ["feed.xml", "atom.xml", "n/climate/feed.xml", "n/climate/atom.xml"])
+def test_xml_feeds_parse_cleanly_in_order(corpus, feed: str) -> None:
+    config, stories = corpus
+    parsed = feedparser.parse((config.output_dir / feed).read_bytes())
+    assert not parsed.bozo, parsed.get("bozo_exception")
+    members = [s for s in stories if feed.startswith("feed") or feed.startswith("atom")
+               or s["newsroom"] == "climate"]
+    expected = [f"https://hangingcontext.com/stories/{s['published_at'][:10]}/{s['slug']}/"
+                for s in sorted(members, key=lambda s: (s["published_at"], s["id"]),
+                                reverse=True)[:10]]
+    assert [e.link for e in parsed.entries] == expected
+    entry = parsed.entries[0]
+    assert entry.content[0].value.count("<p>") >= 2
+    assert 'href="/' not in entry.content[0].value  # absolute URLs only
+    self_links = [link.href for link in parsed.feed.links if link.rel == "self"]
+    assert self_links == [f"https://hangingcontext.com/{feed}"]
+
+
+def test_json_feed_has_every_required_field(corpus) -> None:
+    config, stories = corpus
+    data = json.loads((config.output_dir / "feed.json").read_text())
+    assert data["version"] == "https://jsonfeed.org/version/1.1"
+    assert data["title"] and data["home_page_url"] and data["feed_url"]
+    assert len(data["items"]) == 10
+    for item in data["items"]:
+        assert isinstance(item["id"], str) and item["url"] == item["id"]
+        assert item["content_html"]
+        datetime.fromisoformat(item["date_published"])
+        assert item["_desk"]["trust"] == "confirmed"
+        assert item["_desk"]["citations"][0]["manifest_id"]
+
+
+def test_corrections_move_modified_dates(tmp_path: Path) -> None:
+    content = tmp_path / "content"
+    write_story(content, make_story(1, corrections=[
+        {"at": "2026-11-14T18:00:00Z", "text": "Fixed a figure."},
+        {"at": "2026-11-14T15:00:00Z", "text": "Earlier fix."}]))
+    config = make_config(content, tmp_path / "public")
+    assert build(config, NOW.replace(day=15)).ok
+    out = config.output_dir
+    atom = feedparser.parse((out / "atom.xml").read_bytes())
+    assert atom.entries[0].updated == "2026-11-14T18:00:00Z"
+    assert json.loads((out / "feed.json").read_text())["items"][0]["date_modified"] == "2026-11-14T18:00:00Z"
+    html = (out / "stories/2026-11-14/story-number-1/index.html").read_text()
+    assert html.index("Fixed a figure.") < html.index("Earlier fix.") < html.index("<h1>")
+
+
+def test_sitemaps_parse_and_use_absolute_urls(corpus) -> None:
+    config, stories = corpus
+    out = config.output_dir
+    sitemap = etree.parse(str(out / "sitemap.xml")).getroot()
+    assert sitemap.tag == f"{{{SITEMAP_NS}}}urlset"
+    locs = [e.text for e in sitemap.iter(f"{{{SITEMAP_NS}}}loc")]
+    assert all(loc.startswith("https://hangingcontext.com/") for loc in locs)
+    assert len(locs) == len(set(locs))
+    for loc in locs:
+        path = loc.removeprefix("https://hangingcontext.com/")
+        assert (out / path / "index.html").is_file() or (out / path).is_file()
+    assert len(locs) >= len(stories) + 3
+    news = etree.parse(str(out / "news-sitemap.xml")).getroot()
+    assert news.nsmap == {None: SITEMAP_NS, "news": NEWS_NS}
+    window = [s for s in stories
+              if NOW - timedelta(days=2) <= datetime.fromisoformat(s["published_at"]) <= NOW]
+    urls = news.findall(f"{{{SITEMAP_NS}}}url")
+    assert len(urls) == len(window) > 0
+    first = urls[0].find(f"{{{NEWS_NS}}}news")
+    assert first.findtext(f"{{{NEWS_NS}}}publication/{{{NEWS_NS}}}name") == "Hanging Context"
+    assert first.findtext(f"{{{NEWS_NS}}}publication/{{{NEWS_NS}}}language") == "en"
+    assert first.findtext(f"{{{NEWS_NS}}}title")
+    datetime.fromisoformat(first.findtext(f"{{{NEWS_NS}}}publication_date"))
+
+
+def test_news_sitemap_honours_the_two_day_window(tmp_path: Path) -> None:
+    content = tmp_path / "content"
+    now = datetime(2026, 11, 20, 12, tzinfo=UTC)
+    for n, age in enumerate([timedelta(hours=1), timedelta(hours=47, minutes=59),
+                             timedelta(hours=48, minutes=1), timedelta(days=5)]):
+        write_story(content, make_story(n, published_at=now - age))
+    config = make_config(content, tmp_path / "public")
+    assert build(config, now).ok
+    news = etree.parse(str(config.output_dir / "news-sitemap.xml")).getroot()
+    locs = [e.text for e in news.iter(f"{{{SITEMAP_NS}}}loc")]
+    assert [loc.rsplit("/", 2)[-2] for loc in locs] == ["story-number-0", "story-number-1"]
+
+
+def test_sitemap_switches_to_an_index_past_the_limit(corpus, tmp_path: Path) -> None:
+    from desk.catalog import build_catalog
+    from desk.loader import load_content
+    from desk.render.sitemaps import render_sitemaps
+
+    config, _ = corpus
+    catalog = build_catalog(load_content(config).stories, config, NOW)
+    outputs = {o.path: o.data for o in render_sitemaps(catalog, config, NOW, max_urls=20)}
+    index = etree.fromstring(outputs["/sitemap.xml"])
+    assert index.tag == f"{{{SITEMAP_NS}}}sitemapindex"
+    parts = [e.text for e in index.iter(f"{{{SITEMAP_NS}}}loc")]
+    assert len(parts) >= 3
+    total = sum(len(etree.fromstring(outputs[p.removeprefix("https://hangingcontext.com")])
+                    .findall(f"{{{SITEMAP_NS}}}url")) for p in parts)
+    assert total == len(etree.fromstring(outputs["/sitemap-1.xml"]).findall(
+        f"{{{SITEMAP_NS}}}url")) * (len(parts) - 1) + len(etree.fromstring(
+            outputs[f"/sitemap-{len(parts)}.xml"]).findall(f"{{{SITEMAP_NS}}}url"))
+
+
+def test_llms_files(corpus) -> None:
+    config, stories = corpus
+    out = config.output_dir
+    llms = (out / "llms.txt").read_text()
+    lines = llms.splitlines()
+    assert lines[0] == "# Hanging Context"
+    assert lines[2].startswith("> ")
+    assert "## Climate" in lines and "## Optional" in lines
+    md_links = [line for line in lines if line.startswith("- [") and "/index.md)" in line]
+    assert md_links
+    for line in md_links:
+        url = line.split("](", 1)[1].split(")", 1)[0]
+        assert (out / url.removeprefix("https://hangingcontext.com/")).is_file()
+    full = (out / "llms-full.txt").read_text()
+    latest = max(s["edition"] for s in stories)
+    for story in stories:
+        line = f'title: "{story["headline"]}"\n'
+        assert (line in full) == (story["edition"] == latest)
+
+
+def test_reuse_endpoints(tmp_path: Path) -> None:
+    content = tmp_path / "content"
+    data = seed()
+    write_story(content, data)
+    config = make_config(content, tmp_path / "public")
+    report = build(config, NOW.replace(day=15))
+    assert report.ok
+    assert not [f for f in report.warnings if f.code == "reuse-differs"]
+    reuse = json.loads((config.output_dir / ".well-known/reuse.json").read_text())
+    for key in ("summary", "attribution", "link_rule", "keep_ids_rule", "no_endorsement"):
+        assert reuse[key] == data["reuse"][key]
+    assert reuse["license_url"] == data["reuse"]["license_url"]
+    assert reuse["machine_url"] == data["reuse"]["machine_url"]
+    terms = (config.output_dir / "terms/reuse/index.html").read_text()
+    assert "Hanging Context, with provenance by Synorb" in terms
+    data["reuse"]["attribution"] = "Someone else"
+    data["id"], data["slug"] = "other", "other-story"
+    write_story(content, data)
+    report = build(config, NOW.replace(day=15))
+    assert [f.pointer for f in report.warnings if f.code == "reuse-differs"] == ["/reuse"]
+
+
+def test_robots_and_404(corpus) -> None:
+    config, _ = corpus
+    robots = (config.output_dir / "robots.txt").read_text()
+    assert "Sitemap: https://hangingcontext.com/sitemap.xml" in robots
+    assert "Sitemap: https://hangingcontext.com/news-sitemap.xml" in robots
+    assert "Page not found" in (config.output_dir / "404.html").read_text()
+
+
+def test_future_story_appears_only_with_future(tmp_path: Path) -> None:
+    content = tmp_path / "content"
+    make_corpus(content, 6)
+    future = make_story(99, published_at=NOW + timedelta(hours=3))
+    future["headline"] = "A scheduled scoop"
+    write_story(content, future)
+    config = make_config(content, tmp_path / "public")
+    report = build(config, NOW)
+    assert report.ok
+    assert [s.story.id for s in report.held] == ["10099"]
+    assert report.next_due == NOW + timedelta(hours=3)
+    for name, data in tree(config.output_dir).items():
+        assert b"story-number-99" not in data and b"scheduled scoop" not in data, name
+        assert b"2026-11-11T03" not in data, name  # nor its edition
+    report = build(config, NOW, future=True)
+    assert report.ok and not report.held
+    files = tree(config.output_dir)
+    for name in ("stories/2026-11-11/story-number-99/index.html", "feed.xml", "atom.xml",
+                 "feed.json", "sitemap.xml", "llms.txt", "n/artificial-intelligence/index.html",
+                 "editions/2026-11-11T03/index.html", "index.html"):
+        assert b"story-number-99" in files[name], name
+
+
+def test_two_builds_are_byte_identical(tmp_path: Path) -> None:
+    content = tmp_path / "content"
+    make_corpus(content, 20)
+    write_story(content, seed())
+    first = make_config(content, tmp_path / "one")
+    second = make_config(content, tmp_path / "two")
+    assert build(first, NOW).ok and build(second, NOW).ok
+    assert tree(first.output_dir) == tree(second.output_dir)
