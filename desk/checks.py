@@ -93,8 +93,9 @@ def check_story(item: LoadedStory, config: Config, known_paths: set[str]) -> lis
                 f"{_ids(story.cited_manifest_ids)}")
 
     if story.reuse is not None and config.reuse:
-        differing = [key for key in REUSE_FIELDS
-                     if key in config.reuse and getattr(story.reuse, key) != config.reuse[key]]
+        given = story.reuse.model_fields_set
+        differing = [key for key in REUSE_FIELDS if key in config.reuse and key in given
+                     and getattr(story.reuse, key) != config.reuse[key]]
         if differing:
             warning("/reuse", "reuse-differs",
                     f"differs from the site's reuse terms in {', '.join(differing)}")
