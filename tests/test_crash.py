@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 
 from conftest import NOW, tree
@@ -28,7 +29,7 @@ def desk_build(content: Path, out: Path) -> subprocess.Popen[bytes]:
 
 def test_sigkill_at_several_points_never_damages_the_site(tmp_path: Path) -> None:
     content = tmp_path / "content"
-    write_story(content, make_story(1000))
+    write_story(content, make_story(1000, published_at=datetime(2026, 11, 14, tzinfo=UTC)))
     out = tmp_path / "public"
     first = desk_build(content, out)
     assert first.wait(60) == 0
