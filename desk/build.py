@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import time
+import traceback
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -146,8 +147,17 @@ def render_outputs(
 
 
 def _template_finding(exc: TemplateError, config: Config) -> Finding:
+    """Name the template file and line of a template error."""
     if isinstance(exc, TemplateSyntaxError):
         name = exc.filename or str(config.templates_dir / (exc.name or "?"))
         return Finding(name, "", "template", f"template error: {exc.message}",
                        line=exc.lineno, column=1)
-    return Finding(str(config.templates_dir), "", "template", f"template error: {exc}")
+    # Jinja rewrites tracebacks so that template frames carry the template's file and line.
+    where: tuple[str, int] | None = None
+    for frame, line in traceback.walk_tb(exc.__traceback__):
+        filename = frame.f_code.co_filename
+        if Path(filename).resolve().is_relative_to(config.templates_dir.resolve()):
+            where = (filename, line)
+    if where is None:
+        return Finding(str(config.templates_dir), "", "template", f"template error: {exc}")
+    return Finding(where[0], "", "template", f"template error: {exc}", line=where[1], column=1)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import sys
+import webbrowser
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -15,10 +16,11 @@ import click
 
 from desk.build import BuildReport, build
 from desk.checks import check_stories
-from desk.config import Config, ConfigError, load_config
+from desk.config import Config, ConfigError, find_project_file, load_config
 from desk.findings import Finding, sort_findings
 from desk.linkcheck import check_links
 from desk.loader import load_content
+from desk.serve import DevServer, ServeError
 
 
 class IsoDatetime(click.ParamType):  # type: ignore[type-arg]
@@ -140,3 +142,39 @@ def check_command(content: Path | None, strict: bool, fmt: str, links_dir: Path 
                    f"{len(findings) - errors} warning(s)", err=True)
     failed = any(f.is_error for f in findings) or (strict and bool(findings))
     sys.exit(1 if failed else 0)
+
+
+@main.command("serve")
+@content_option
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535),
+              help="Port (0 picks a free one).")
+@click.option("--now", type=IsoDatetime(), help="Build time (default: the time of each build).")
+@click.option("--future", is_flag=True, help="Show stories dated in the future too.")
+@click.option("--open", "open_browser", is_flag=True, help="Open the site in a browser.")
+@config_option
+def serve_command(content: Path | None, host: str, port: int, now: datetime | None,
+                  future: bool, open_browser: bool, config_file: Path | None) -> None:
+    """Serve a live preview that rebuilds and reloads open pages on every save."""
+    def load(base_url: str) -> Config:
+        return load_config(config_file, {"content_dir": content, "base_url": base_url})
+
+    make_config(config_file, content_dir=content)  # a broken config is a usage error at start
+    try:
+        server = DevServer(load, host, port, now, future, lambda line: click.echo(line, err=True),
+                           config_file or find_project_file(Path.cwd()))
+    except ServeError as exc:
+        click.echo(f"desk serve: {exc}", err=True)
+        sys.exit(1)
+    try:
+        server.rebuild("start")
+        server.start()
+        click.echo(f"Serving {server.base_url}/ (Ctrl-C to stop)", err=True)
+        if open_browser:
+            webbrowser.open(server.base_url + "/")
+        server.watch()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
+    click.echo("Stopped.", err=True)

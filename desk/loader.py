@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from pydantic import ValidationError
 
@@ -310,12 +311,19 @@ def layout_warnings(loaded: list[LoadedStory], config: Config) -> list[Finding]:
         if story.reuse is not None and story.reuse.canonical_url is not None:
             given["/reuse/canonical_url"] = story.reuse.canonical_url
         for pointer, value in given.items():
-            if value is not None and value != expected[pointer]:
+            # Only the path counts: a staging or preview base URL is not a disagreement.
+            if value is not None and not _same_place(value, expected[pointer], config):
                 findings.append(Finding(item.path, pointer, "url-mismatch",
                                         f"{value} differs from the layout's "
                                         f"{expected[pointer]} (the layout's URL is used)",
                                         severity="warning"))
     return findings
+
+
+def _same_place(given: str, expected: str, config: Config) -> bool:
+    layout_path = urlsplit(expected).path[len(config.base_path):]
+    parts = urlsplit(given)
+    return parts.path.endswith(layout_path) and not parts.query and not parts.fragment
 
 
 def expected_urls(story: Story, config: Config) -> dict[str, str]:

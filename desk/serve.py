@@ -1,0 +1,354 @@
+"""`desk serve`: the live preview for editors.
+
+It runs the same build() as `desk build` into a private folder, serves that folder over
+HTTP, watches content, templates, static files and the config, rebuilds on change and
+tells open pages to reload over Server-Sent Events on the same host and port. A failed
+build keeps the last good site on screen with the errors drawn over every page. The
+reload script and the overlay are added to HTML responses as they are served, never to
+files a build writes.
+"""
+
+from __future__ import annotations
+
+import errno
+import html
+import posixpath
+import shutil
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+import watchfiles
+
+from desk.build import BuildReport, build
+from desk.config import Config, ConfigError
+from desk.findings import Finding
+
+EVENTS_PATH = "/__desk/events"
+CONTENT_TYPES = {
+    ".html": "text/html; charset=utf-8",
+    ".md": "text/markdown; charset=utf-8",
+    ".json": "application/json; charset=utf-8",
+    ".xml": "application/xml; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".js": "text/javascript; charset=utf-8",
+    ".txt": "text/plain; charset=utf-8",
+    ".svg": "image/svg+xml",
+    ".png": "image/png",
+    ".jpg": "image/jpeg",
+    ".jpeg": "image/jpeg",
+    ".webp": "image/webp",
+    ".ico": "image/x-icon",
+    ".woff2": "font/woff2",
+    ".pf_meta": "application/octet-stream",
+}
+SPECIAL_TYPES = {"feed.json": "application/feed+json; charset=utf-8"}
+# Served while no build has succeeded yet, with the overlay on top.
+_NO_SITE = ("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+            "<title>desk serve: build failed</title></head><body>"
+            "<h1>The site could not be built</h1></body></html>")
+
+
+@dataclass
+class SiteState:
+    """What the server shows: the site folder, the build epoch and the current errors."""
+
+    folder: Path
+    token_prefix: str = field(default_factory=lambda: uuid.uuid4().hex[:8])
+    epoch: int = 0
+    has_site: bool = False
+    errors: tuple[Finding, ...] = ()
+    changed: threading.Condition = field(default_factory=threading.Condition)
+    closing: bool = False
+
+    @property
+    def token(self) -> str:
+        """Changes with every build and every server start, so pages know to reload."""
+        return f"{self.token_prefix}-{self.epoch}"
+
+    def publish(self, report: BuildReport | None, errors: tuple[Finding, ...]) -> None:
+        """Record a build's outcome and wake every waiting reload channel."""
+        with self.changed:
+            if report is not None and report.ok:
+                self.has_site = True
+            self.errors = errors
+            self.epoch += 1
+            self.changed.notify_all()
+
+    def wait_for_change(self, token: str, timeout: float) -> str:
+        """Block until the token differs from `token` (or timeout); return the current one."""
+        with self.changed:
+            self.changed.wait_for(lambda: self.token != token or self.closing, timeout)
+            return self.token
+
+
+def reload_snippet(state: SiteState) -> str:
+    """The script and, when the last build failed, the error overlay added to HTML pages."""
+    parts = []
+    if state.errors:
+        items = "".join(f"<li>{html.escape(f.format())}</li>" for f in state.errors[:50])
+        more = (f"<li>… and {len(state.errors) - 50} more</li>"
+                if len(state.errors) > 50 else "")
+        parts.append(
+            '<div id="desk-errors" role="alert" style="position:fixed;inset:0 0 auto 0;'
+            "z-index:2147483647;max-height:60vh;overflow:auto;background:#2b0b0b;color:#fff;"
+            'font:14px/1.4 ui-monospace,monospace;padding:1em 1.5em;border-bottom:4px solid '
+            '#e5484d"><strong>desk: the last save did not build; showing the last good '
+            f"site.</strong><ul>{items}{more}</ul></div>"
+        )
+    parts.append(
+        "<script>(function(){var t=" + f'"{state.token}"' + ";"
+        f'var s=new EventSource("{EVENTS_PATH}");'
+        "s.onmessage=function(e){if(e.data!==t){s.close();location.reload();}};})();</script>"
+    )
+    return "".join(parts)
+
+
+def inject(page: bytes, snippet: str) -> bytes:
+    """Put the snippet just before </body> (or at the end)."""
+    marker = page.rfind(b"</body>")
+    data = snippet.encode("utf-8")
+    return page + data if marker < 0 else page[:marker] + data + page[marker:]
+
+
+def resolve_request_path(root: Path, raw_path: str) -> tuple[int, Path | str | None]:
+    """Map a request path to a file below root.
+
+    Returns (200, file), (301, location) for a folder without its slash, (404, None), or
+    (400, None) for paths that try to leave the folder.
+    """
+    path = urlsplit(raw_path).path
+    decoded = unquote(path)
+    if ("\\" in decoded or "\x00" in decoded or not decoded.startswith("/")
+            or any(part in ("..", ".") for part in decoded.split("/"))):
+        return 400, None
+    normalised = posixpath.normpath(decoded)
+    target = root / normalised.lstrip("/")
+    try:
+        if not target.resolve().is_relative_to(root.resolve()):
+            return 404, None  # a symlink out of the site
+    except OSError:
+        return 404, None
+    if target.is_dir():
+        if not path.endswith("/"):
+            return 301, path + "/"
+        target = target / "index.html"
+        if not target.resolve().is_relative_to(root.resolve()):
+            return 404, None
+    return (200, target) if target.is_file() else (404, None)
+
+
+def make_handler(state: SiteState) -> type[BaseHTTPRequestHandler]:
+    """A request handler class bound to one server's state."""
+
+    class Handler(BaseHTTPRequestHandler):
+        server_version = "desk-serve"
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+            pass  # one line per rebuild is what editors want to see, not every request
+
+        def do_HEAD(self) -> None:  # noqa: N802
+            self.respond(head=True)
+
+        def do_GET(self) -> None:  # noqa: N802
+            if urlsplit(self.path).path == EVENTS_PATH:
+                self.stream_events()
+            else:
+                self.respond(head=False)
+
+        def respond(self, head: bool) -> None:
+            root = state.folder
+            if not state.has_site:
+                self.send(200 if state.errors else 503, CONTENT_TYPES[".html"],
+                          inject(_NO_SITE.encode(), reload_snippet(state)), head)
+                return
+            status, found = resolve_request_path(root, self.path)
+            if status == 301:
+                self.send_response(301)
+                self.send_header("Location", str(found))
+                self.send_header("Content-Length", "0")
+                self.send_header("Cache-Control", "no-store")
+                self.end_headers()
+                return
+            if status == 400:
+                self.send(400, "text/plain; charset=utf-8", b"Bad request\n", head)
+                return
+            if status == 404 or not isinstance(found, Path):
+                page = root / "404.html"
+                body = page.read_bytes() if page.is_file() else b"Not found\n"
+                self.send(404, CONTENT_TYPES[".html"], inject(body, reload_snippet(state)), head)
+                return
+            try:
+                body = found.read_bytes()
+            except OSError:
+                # The site was swapped between resolving and reading: try once more.
+                status, found = resolve_request_path(root, self.path)
+                if not isinstance(found, Path):
+                    self.send(404, "text/plain; charset=utf-8", b"Not found\n", head)
+                    return
+                body = found.read_bytes()
+            kind = SPECIAL_TYPES.get(found.name) or CONTENT_TYPES.get(
+                found.suffix, "application/octet-stream")
+            if found.suffix == ".html":
+                body = inject(body, reload_snippet(state))
+            self.send(200, kind, body, head)
+
+        def send(self, status: int, kind: str, body: bytes, head: bool) -> None:
+            self.send_response(status)
+            self.send_header("Content-Type", kind)
+            self.send_header("Content-Length", str(len(body)))
+            self.send_header("Cache-Control", "no-store")
+            self.end_headers()
+            if not head:
+                self.wfile.write(body)
+
+        def stream_events(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+            self.send_header("Cache-Control", "no-store")
+            self.send_header("Connection", "close")
+            self.end_headers()
+            self.close_connection = True
+            token = ""
+            try:
+                self.wfile.write(b"retry: 300\n\n")
+                while not state.closing:
+                    current = state.wait_for_change(token, timeout=15)
+                    if current != token:
+                        self.wfile.write(f"data: {current}\n\n".encode())
+                        token = current
+                    else:
+                        self.wfile.write(b": keep-alive\n\n")
+                    self.wfile.flush()
+            except (BrokenPipeError, ConnectionResetError):
+                return
+
+    return Handler
+
+
+class DevServer:
+    """Builds, serves and rebuilds; `run()` blocks until stop() or Ctrl-C."""
+
+    def __init__(
+        self,
+        load: Callable[[str], Config],
+        host: str,
+        port: int,
+        now: datetime | None,
+        future: bool,
+        echo: Callable[[str], None],
+        project_file: Path | None = None,
+    ) -> None:
+        self._load = load
+        self._project_file = project_file
+        self._now = now
+        self._future = future
+        self._echo = echo
+        self._workdir = Path(tempfile.mkdtemp(prefix="desk-serve-"))
+        self.state = SiteState(folder=self._workdir / "site")
+        self._stop = threading.Event()
+        try:
+            self.httpd = ThreadingHTTPServer((host, port), make_handler(self.state))
+        except OSError as exc:
+            shutil.rmtree(self._workdir, ignore_errors=True)
+            if exc.errno == errno.EADDRINUSE:
+                message = f"port {port} on {host} is in use; try --port {port + 1}"
+                raise ServeError(message) from None
+            raise ServeError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
+        self.httpd.daemon_threads = True
+        self.host, self.port = self.httpd.server_address[:2]
+        shown = "localhost" if host in ("0.0.0.0", "::") else str(self.host)
+        self.base_url = f"http://{shown}:{self.port}"
+
+    def rebuild(self, reason: str) -> BuildReport | None:
+        """Run the build once and publish its outcome."""
+        started = time.perf_counter()
+        try:
+            config = self._load(self.base_url)
+        except ConfigError as exc:
+            findings = tuple(Finding("pyproject.toml", "", "config", line)
+                             for line in str(exc).splitlines())
+            self.state.publish(None, findings)
+            self._report(reason, None, findings, time.perf_counter() - started)
+            return None
+        now = self._now or datetime.now(UTC)
+        report = build(config, now, future=self._future, out_dir=self.state.folder)
+        errors = report.errors if not report.ok else ()
+        self.state.publish(report, errors)
+        self._report(reason, report, errors, time.perf_counter() - started)
+        return report
+
+    def _report(self, reason: str, report: BuildReport | None,
+                errors: tuple[Finding, ...], seconds: float) -> None:
+        for finding in errors:
+            self._echo(finding.format())
+        if report is not None and report.ok:
+            count = len(report.published)
+            self._echo(f"{reason}: built {count} {'story' if count == 1 else 'stories'}, "
+                       f"{len(report.warnings)} warning(s) in {seconds:.2f} s")
+        else:
+            self._echo(f"{reason}: build failed with {len(errors)} error(s) in {seconds:.2f} s;"
+                       " still serving the last good site")
+
+    def watch_paths(self) -> list[Path]:
+        """Folders and files whose changes trigger a rebuild."""
+        config = self._load(self.base_url)
+        paths = [config.content_dir, config.templates_dir, config.static_dir]
+        if self._project_file is not None:
+            paths.append(self._project_file)
+        return [p for p in paths if p.exists()]
+
+    def watch(self) -> None:
+        """Rebuild on every batch of changes until stopped."""
+        try:
+            paths = self.watch_paths()
+        except ConfigError:
+            paths = [self._project_file] if self._project_file else []
+        for changes in watchfiles.watch(*paths, debounce=400, step=30, stop_event=self._stop,
+                                        raise_interrupt=False):
+            names = sorted({_shorten(path) for _, path in changes})
+            reason = "changed " + ", ".join(names[:3]) + (" …" if len(names) > 3 else "")
+            try:
+                self.rebuild(reason)
+            except Exception as exc:  # noqa: BLE001 - nothing an editor saves may stop the server
+                finding = Finding("desk", "", "internal", f"build crashed: {exc!r}")
+                self.state.publish(None, (finding,))
+                self._echo(finding.format())
+
+    def start(self) -> threading.Thread:
+        """Serve in a background thread (the watcher runs in the caller's)."""
+        thread = threading.Thread(target=self.httpd.serve_forever, daemon=True,
+                                  name="desk-http")
+        thread.start()
+        return thread
+
+    def stop(self) -> None:
+        """Stop watching and serving; remove the private folder."""
+        self._stop.set()
+        with self.state.changed:
+            self.state.closing = True
+            self.state.changed.notify_all()
+        self.httpd.shutdown()
+        self.httpd.server_close()
+        shutil.rmtree(self._workdir, ignore_errors=True)
+
+
+class ServeError(Exception):
+    """The server cannot start."""
+
+
+def _shorten(path: str) -> str:
+    try:
+        return Path(path).resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return path
+

@@ -1,0 +1,108 @@
+"""desk serve in a real browser: saves show up in an open page without the test reloading it."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from storygen import REPO, make_story, write_story
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--no-first-run", "--disable-sync"]
+STORY = "/stories/2026-11-14/story-number-1/"
+
+pytestmark = pytest.mark.browser
+
+
+def require_chromium() -> None:
+    if not CHROMIUM.exists():
+        if os.environ.get("CI"):
+            pytest.fail("CI must install Debian's chromium (see .ci/run)")
+        pytest.skip("Debian's chromium is not installed")
+
+
+@pytest.fixture
+def browser_page() -> Iterator[object]:
+    require_chromium()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        page = browser.new_page()
+        yield page
+        browser.close()
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A desk project of its own: config, content, templates and static files."""
+    shutil.copytree(REPO / "templates", tmp_path / "templates")
+    shutil.copytree(REPO / "static", tmp_path / "static")
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.desk]\nbase_url = "https://hangingcontext.com"\ntitle = "Preview"\n',
+        encoding="utf-8")
+    write_story(tmp_path / "content", make_story(1))
+    return tmp_path
+
+
+@pytest.fixture
+def served(project: Path) -> Iterator[str]:
+    """`desk serve` on a free port, as editors run it; yields its URL."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "desk", "serve", "--port", "0", "--now", "2026-11-15T00:00:00Z"],
+        cwd=project, stderr=subprocess.PIPE, text=True)
+    assert process.stderr is not None
+    url = ""
+    for line in process.stderr:  # blocks on the server's own output, no sleeping
+        found = re.search(r"Serving (http://\S+)/ ", line)
+        if found:
+            url = found.group(1)
+            break
+    assert url, "desk serve did not start"
+    # Keep reading its output so the server never blocks on a full pipe.
+    drain = threading.Thread(target=lambda: [None for _ in process.stderr], daemon=True)
+    drain.start()
+    try:
+        yield url
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+def test_saves_reload_the_open_page(browser_page, served: str, project: Path) -> None:
+    from playwright.sync_api import expect
+
+    page = browser_page
+    page.goto(served + STORY)
+    expect(page.locator("h1")).to_have_text("Headline of story 1")
+
+    write_story(project / "content", make_story(1, headline="A headline saved on disk"),
+                "story-number-1.json")
+    expect(page.locator("h1")).to_have_text("A headline saved on disk", timeout=15_000)
+
+    story_file = project / "content/stories/2026-11-14/story-number-1.json"
+    story_file.write_text('{"schema": "hangingcontext.desk/1",', encoding="utf-8")
+    expect(page.locator("#desk-errors")).to_be_visible(timeout=15_000)
+    expect(page.locator("#desk-errors")).to_contain_text("invalid JSON")
+    expect(page.locator("h1")).to_have_text("A headline saved on disk")
+    with urllib.request.urlopen(served + "/") as response:  # the server still answers
+        assert response.status == 200
+
+    write_story(project / "content", make_story(1, headline="Fixed again"),
+                "story-number-1.json")
+    expect(page.locator("#desk-errors")).to_have_count(0, timeout=15_000)
+    expect(page.locator("h1")).to_have_text("Fixed again")
+
+    template = project / "templates/story.html"
+    template.write_text(template.read_text().replace(
+        '<h1>{{ s.headline }}</h1>', '<h1 class="changed">{{ s.headline }}</h1>'))
+    expect(page.locator("h1.changed")).to_have_text("Fixed again", timeout=15_000)

@@ -1,0 +1,232 @@
+"""desk serve in-process: the HTTP side, the reload channel, errors and concurrency."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import socket
+import threading
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from storygen import REPO, make_story, write_story
+
+from desk.config import load_config
+from desk.serve import DevServer
+
+NOW = datetime(2026, 11, 15, tzinfo=UTC)
+STORY = "/stories/2026-11-14/story-number-1/"
+SECRET = b"TOP-SECRET-OUTSIDE-THE-SITE"
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[DevServer]:
+    content = tmp_path / "content"
+    write_story(content, make_story(1))
+    (tmp_path / "secret.txt").write_bytes(SECRET)
+    lines: list[str] = []
+
+    def load(base_url: str):  # noqa: ANN202
+        return load_config(REPO / "pyproject.toml", {"content_dir": content,
+                                                     "base_url": base_url})
+
+    dev = DevServer(load, "127.0.0.1", 0, NOW, False, lines.append)
+    dev.lines = lines  # type: ignore[attr-defined]
+    assert dev.rebuild("start") is not None
+    dev.start()
+    yield dev
+    dev.stop()
+
+
+def raw_get(dev: DevServer, target: str, method: str = "GET") -> tuple[int, dict[str, str], bytes]:
+    """Send the request line exactly as given (clients would normalise the path)."""
+    with socket.create_connection((dev.host, dev.port), timeout=10) as sock:
+        sock.sendall(f"{method} {target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode())
+        data = b""
+        while chunk := sock.recv(65536):
+            data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    headers = {k.lower(): v.strip() for k, v in (line.split(":", 1) for line in lines[1:])}
+    return int(lines[0].split()[1]), headers, body
+
+
+@pytest.mark.parametrize("target", [
+    "/../secret.txt", "/%2e%2e/secret.txt", "/..%2fsecret.txt", "/%2E%2E%2Fsecret.txt",
+    "/stories/../../secret.txt", "/..\\secret.txt", "/%5c..%5csecret.txt", "//etc/passwd",
+    "/%2fetc%2fpasswd", "/etc/passwd", "/static/%00", "/./index.html",
+])
+def test_path_escapes_never_leave_the_site(server: DevServer, target: str) -> None:
+    status, _, body = raw_get(server, target)
+    assert status in (400, 404)
+    assert SECRET not in body and b"root:" not in body
+
+
+def test_symlink_out_of_the_site_is_not_followed(server: DevServer, tmp_path: Path) -> None:
+    os.symlink(tmp_path / "secret.txt", server.state.folder / "leak.txt")
+    os.symlink(tmp_path, server.state.folder / "leakdir")
+    for target in ("/leak.txt", "/leakdir/secret.txt", "/leakdir/"):
+        status, _, body = raw_get(server, target)
+        assert status == 404 and SECRET not in body
+
+
+@pytest.mark.parametrize("path,kind", [
+    (STORY, "text/html; charset=utf-8"),
+    (STORY + "index.md", "text/markdown; charset=utf-8"),
+    (STORY + "index.json", "application/json; charset=utf-8"),
+    ("/feed.json", "application/feed+json; charset=utf-8"),
+    ("/feed.xml", "application/xml; charset=utf-8"),
+    ("/robots.txt", "text/plain; charset=utf-8"),
+])
+def test_content_types_and_no_store(server: DevServer, path: str, kind: str) -> None:
+    status, headers, body = raw_get(server, path)
+    assert status == 200
+    assert headers["content-type"] == kind
+    assert headers["cache-control"] == "no-store"
+    assert int(headers["content-length"]) == len(body)
+
+
+def test_css_is_served_with_its_type(server: DevServer) -> None:
+    css = next((server.state.folder / "static").glob("site.*.css"))
+    status, headers, _ = raw_get(server, "/static/" + css.name)
+    assert status == 200 and headers["content-type"] == "text/css; charset=utf-8"
+
+
+def test_folders_redirect_and_unknown_paths_get_404_page(server: DevServer) -> None:
+    status, headers, _ = raw_get(server, STORY.rstrip("/"))
+    assert status == 301 and headers["location"] == STORY
+    status, _, body = raw_get(server, "/no/such/page/")
+    assert status == 404 and b"Page not found" in body
+
+
+def test_head_sends_headers_only(server: DevServer) -> None:
+    status, headers, body = raw_get(server, STORY, method="HEAD")
+    assert status == 200 and body == b"" and int(headers["content-length"]) > 1000
+
+
+def test_reload_script_only_in_served_html(server: DevServer) -> None:
+    _, _, body = raw_get(server, STORY)
+    assert b"EventSource" in body
+    assert b"EventSource" not in (server.state.folder / STORY.strip("/") / "index.html").read_bytes()
+    _, _, data = raw_get(server, STORY + "index.json")
+    json.loads(data)
+
+
+def events(dev: DevServer) -> Iterator[str]:
+    """The data lines of the reload channel."""
+    connection = http.client.HTTPConnection(dev.host, dev.port, timeout=20)
+    connection.request("GET", "/__desk/events")
+    response = connection.getresponse()
+    assert response.getheader("Content-Type") == "text/event-stream; charset=utf-8"
+    try:
+        while line := response.readline():
+            if line.startswith(b"data: "):
+                yield line[6:].strip().decode()
+    finally:
+        connection.close()
+
+
+def test_bad_content_keeps_last_good_site_with_overlay(server: DevServer, tmp_path: Path) -> None:
+    channel = events(server)
+    first = next(channel)
+    story = tmp_path / "content/stories/2026-11-14/story-number-1.json"
+    story.write_text('{"schema": "hangingcontext.desk/1", "headline": ')
+    assert server.rebuild("test") is not None
+    assert next(channel) != first  # open pages are told to reload
+    status, _, body = raw_get(server, STORY)
+    assert status == 200
+    assert b'id="desk-errors"' in body and b"Headline of story 1" in body
+    assert f"{story}:1:49: invalid JSON: Expecting value".encode() in body
+    assert any("invalid JSON" in line for line in server.lines)  # type: ignore[attr-defined]
+    write_story(tmp_path / "content", make_story(1, headline="Fixed headline"),
+                "story-number-1.json")
+    server.rebuild("test")
+    _, _, body = raw_get(server, STORY)
+    assert b'id="desk-errors"' not in body and b"Fixed headline" in body
+
+
+def test_broken_template_is_an_overlay_too(server: DevServer, tmp_path: Path) -> None:
+    templates = tmp_path / "templates"
+    import shutil
+    shutil.copytree(REPO / "templates", templates)
+    (templates / "story.html").write_text("{% extends 'base.html' %}{% block main %}{% if %}")
+    content = tmp_path / "content"
+    server._load = lambda base: load_config(  # type: ignore[method-assign]
+        REPO / "pyproject.toml",
+        {"content_dir": content, "base_url": base, "templates_dir": templates})
+    server.rebuild("test")
+    status, _, body = raw_get(server, STORY)
+    assert status == 200 and b'id="desk-errors"' in body and b"template error" in body
+
+
+def test_fifty_clients_during_rebuilds_get_complete_pages(server: DevServer) -> None:
+    expected = raw_get(server, STORY)[2]
+    stop = threading.Event()
+    failures: list[str] = []
+
+    def rebuild_loop() -> None:
+        while not stop.is_set():
+            server.rebuild("load test")
+
+    def client() -> None:
+        for _ in range(5):
+            status, headers, body = raw_get(server, STORY)
+            if status != 200 or int(headers["content-length"]) != len(body) or (
+                    not body.rstrip().endswith(b"</html>")):
+                failures.append(f"{status} {len(body)}")
+            elif body.split(b"<script>")[0] != expected.split(b"<script>")[0]:
+                failures.append("different page")
+
+    rebuilder = threading.Thread(target=rebuild_loop)
+    rebuilder.start()
+    clients = [threading.Thread(target=client) for _ in range(50)]
+    for thread in clients:
+        thread.start()
+    for thread in clients:
+        thread.join(60)
+    stop.set()
+    rebuilder.join(60)
+    assert failures == []
+    assert server.state.epoch > 2
+
+
+def test_watcher_rebuilds_once_per_burst(server: DevServer, tmp_path: Path) -> None:
+    watcher = threading.Thread(target=server.watch, daemon=True)
+    watcher.start()
+    channel = events(server)
+    first = next(channel)
+    epoch = server.state.epoch
+    story = tmp_path / "content/stories/2026-11-14/story-number-1.json"
+    # The watcher needs a moment to start; keep saving until the first rebuild arrives.
+    for n in range(20):
+        write_story(tmp_path / "content", make_story(1, headline=f"Saved {n}"),
+                    "story-number-1.json")
+        token = server.state.wait_for_change(first, timeout=1)
+        if token != first:
+            break
+    assert next(channel) != first
+    _, _, body = raw_get(server, STORY)
+    assert b"Saved " in body
+    # A burst of saves coalesces.
+    before = server.state.epoch
+    for n in range(5):
+        write_story(tmp_path / "content", make_story(1, headline=f"Burst {n}"),
+                    "story-number-1.json")
+    server.state.wait_for_change(server.state.token, timeout=10)
+    assert server.state.epoch - before <= 2
+    assert server.state.epoch > epoch
+    assert story.exists()
+
+
+def test_port_in_use_is_one_clear_line(server: DevServer) -> None:
+    from click.testing import CliRunner
+
+    from desk.cli import main
+    result = CliRunner().invoke(main, ["serve", "--config", str(REPO / "pyproject.toml"),
+                                       "--port", str(server.port)])
+    assert result.exit_code == 1
+    assert result.stderr == (f"desk serve: port {server.port} on 127.0.0.1 is in use; "
+                             f"try --port {server.port + 1}\n")
