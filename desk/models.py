@@ -21,11 +21,9 @@ from pydantic import (
     ConfigDict,
     Field,
     PrivateAttr,
-    SerializerFunctionWrapHandler,
     StrictBool,
     StrictInt,
     ValidatorFunctionWrapHandler,
-    model_serializer,
     model_validator,
 )
 
@@ -76,15 +74,6 @@ class DeskModel(BaseModel):
             model._key_order = tuple(data)
         return model
 
-    @model_serializer(mode="wrap")
-    def _dump_in_key_order(self, handler: SerializerFunctionWrapHandler) -> Any:
-        dumped = handler(self)
-        if not self._key_order or not isinstance(dumped, dict):
-            return dumped
-        rank = {key: i for i, key in enumerate(self._key_order)}
-        last = len(rank)
-        return dict(sorted(dumped.items(), key=lambda item: rank.get(item[0], last)))
-
     def __eq__(self, other: object) -> bool:
         # Equal content is equal whatever order the keys were written in.
         if not isinstance(other, BaseModel):
@@ -106,6 +95,25 @@ class DeskModel(BaseModel):
             value = getattr(self, name)
             key = type(self).model_fields[name].alias or name
             yield from _unknown_in(value, f"{pointer}/{_escape_pointer(key)}")
+
+
+def _in_key_order(value: Any, data: Any) -> Any:
+    """Put dumped data back in the order of the input's keys, recursively."""
+    if isinstance(value, DeskModel) and isinstance(data, dict):
+        order = value._key_order
+        if order and list(data)[: len(order)] != list(order):
+            rank = {key: i for i, key in enumerate(order)}
+            last = len(rank)
+            data = dict(sorted(data.items(), key=lambda item: rank.get(item[0], last)))
+        for name, field in type(value).model_fields.items():
+            key = field.alias or name
+            if key in data:
+                child = getattr(value, name)
+                if isinstance(child, DeskModel | tuple):
+                    data[key] = _in_key_order(child, data[key])
+    elif isinstance(value, tuple) and isinstance(data, list):
+        return [_in_key_order(v, d) for v, d in zip(value, data, strict=True)]
+    return data
 
 
 def _unknown_in(value: Any, pointer: str) -> Iterator[tuple[str, str, tuple[str, ...]]]:
@@ -302,5 +310,5 @@ class Story(DeskModel):
     def to_json_data(self) -> dict[str, Any]:
         """The story as JSON-ready data, in the input's key order, unknown keys kept."""
         data: dict[str, Any] = self.model_dump(mode="json", by_alias=True, exclude_unset=True)
-        return data
+        return _in_key_order(self, data)
 
