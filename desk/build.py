@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import time
 import traceback
@@ -17,6 +18,7 @@ from jinja2 import TemplateError, TemplateSyntaxError
 
 from desk import urls
 from desk.assets import Asset, collect_assets
+from desk.cache import BuildCache, Ledger, ParseCache, digest, folder_fingerprint
 from desk.catalog import Catalog, build_catalog
 from desk.checks import check_stories
 from desk.config import Config
@@ -27,6 +29,8 @@ from desk.render import Output
 from desk.render.pages import render_site_pages
 from desk.render.story import render_story
 from desk.render.templates import make_environment, site_context
+from desk.render.view import story_signature
+from desk.urls import relative_file
 from desk.writer import Staging, WriteError
 
 
@@ -42,6 +46,7 @@ class BuildReport:
     bytes: int = 0
     timings: dict[str, float] = field(default_factory=dict)
     out_dir: Path | None = None
+    reused: int = 0
 
     @property
     def errors(self) -> tuple[Finding, ...]:
@@ -64,11 +69,26 @@ class BuildReport:
         return min((s.story.published_at for s in self.held), default=None)
 
 
+def cache_file(out_dir: Path) -> Path:
+    """Where the unit memory of an output folder is kept (beside it, never deployed)."""
+    return out_dir.parent / f".{out_dir.name}.desk-cache.json"
+
+
 def build(
-    config: Config, now: datetime, future: bool = False, out_dir: Path | None = None
+    config: Config,
+    now: datetime,
+    future: bool = False,
+    out_dir: Path | None = None,
+    cache: BuildCache | None = None,
 ) -> BuildReport:
-    """Build the site into out_dir (default: config.output_dir), or refuse on errors."""
+    """Build the site into out_dir (default: config.output_dir), or refuse on errors.
+
+    `cache` is the memory a long-running caller (desk serve) keeps between builds; without
+    one, the unit memory saved beside the output folder is used and updated.
+    """
     out = out_dir if out_dir is not None else config.output_dir
+    persistent = cache is None
+    memory = BuildCache.read(cache_file(out)) if cache is None else cache
     timings: dict[str, float] = {}
     clock = time.perf_counter()
 
@@ -78,7 +98,7 @@ def build(
         timings[stage] = current - clock
         clock = current
 
-    loaded = load_content(config)
+    loaded = load_content(config, ParseCache(memory))
     findings = list(loaded.findings)
     findings += check_stories(loaded.stories, config)
     findings = sort_findings(findings)
@@ -93,13 +113,16 @@ def build(
     except (WriteError, OSError) as exc:
         findings.insert(0, Finding(str(out), "", "output", str(exc).removeprefix(f"{out}: ")))
         return BuildReport(False, tuple(findings), timings=timings)
+    previous = memory.units if memory.site_id and memory.site_id == staging.previous_id else {}
+    ledger = Ledger(previous, staging)
     try:
         assets = collect_assets(config.static_dir)
-        staging.write(render_outputs(catalog, config, assets, now))
+        staging.write(render_outputs(catalog, config, assets, now, ledger, out))
         for asset in assets:
             staging.copy(asset.source, asset.path)
         lap("render")
-        staging.swap_in()
+        site_id = ledger.site_id()
+        staging.swap_in(site_id)
         lap("write")
     except TemplateError as exc:
         staging.discard()
@@ -112,6 +135,10 @@ def build(
     except BaseException:
         staging.discard()
         raise
+    memory.units, memory.site_id = ledger.units, site_id
+    if persistent:
+        with contextlib.suppress(OSError):  # a cache that cannot be saved only costs time
+            memory.save(cache_file(out))
     return BuildReport(
         ok=True,
         findings=tuple(findings),
@@ -121,29 +148,52 @@ def build(
         bytes=staging.bytes,
         timings=timings,
         out_dir=out,
+        reused=ledger.reused,
     )
 
 
 def render_outputs(
-    catalog: Catalog, config: Config, assets: tuple[Asset, ...], now: datetime
+    catalog: Catalog,
+    config: Config,
+    assets: tuple[Asset, ...],
+    now: datetime,
+    ledger: Ledger,
+    previous_site: Path,
 ) -> Iterator[Output]:
-    """Every rendered file of the site, stories first, then the pages around them."""
+    """Every rendered file of the site, stories first, then the pages around them.
+
+    A unit whose inputs are unchanged since the last build is linked, not rendered.
+    """
     env = make_environment(config)
     prose = Prose()
     site = site_context(config, {a.name: urls.href(config, a.path) for a in assets})
+    base = digest(folder_fingerprint(config.templates_dir),
+                  *(a.path for a in assets),
+                  config.model_dump_json(exclude={"output_dir", "content_dir"}))
     latest = catalog.latest_edition
     in_latest = {s.url_path for s in latest.stories} if latest else set()
     digests: dict[str, str] = {}
     latest_markdown: dict[str, bytes] = {}
     for item in catalog.published:
-        for output in render_story(item, catalog, config, env, prose, site):
+        path = item.url_path
+        key = digest(base, item.digest, story_signature(item, catalog, config))
+        unit = ledger.reuse(path, key)
+        if unit is not None:
+            digests[path] = unit.json_digest
+            if path in in_latest:
+                latest_markdown[path] = (previous_site / relative_file(path + "index.md")
+                                         ).read_bytes()
+            continue
+        outputs = render_story(item, catalog, config, env, prose, site)
+        for output in outputs:
             if output.path.endswith("/index.json"):
-                digests[item.url_path] = hashlib.sha256(output.data).hexdigest()
-            elif output.path.endswith("/index.md") and item.url_path in in_latest:
-                latest_markdown[item.url_path] = output.data
-            yield output
+                digests[path] = hashlib.sha256(output.data).hexdigest()
+            elif output.path.endswith("/index.md") and path in in_latest:
+                latest_markdown[path] = output.data
+        ledger.record(path, key, outputs, digests[path])
+        yield from outputs
     yield from render_site_pages(catalog, config, env, site, prose, now, digests,
-                                 latest_markdown)
+                                 latest_markdown, ledger, base)
 
 
 def _template_finding(exc: TemplateError, config: Config) -> Finding:

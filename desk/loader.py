@@ -14,9 +14,10 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
+import orjson
 from pydantic import ValidationError
 
 from desk import urls
@@ -59,7 +60,16 @@ def story_url_path(story: Story) -> str:
     return urls.story_path(story.published_at.date().isoformat(), story.slug)
 
 
-def load_content(config: Config) -> LoadResult:
+class ParseMemory(Protocol):
+    """Where parsed files can be remembered between loads (see desk.cache)."""
+
+    def recall(self, path: Path) -> tuple[LoadedStory | None, tuple[Finding, ...]] | None: ...
+
+    def remember(self, path: Path, story: LoadedStory | None,
+                 findings: tuple[Finding, ...]) -> None: ...
+
+
+def load_content(config: Config, memory: ParseMemory | None = None) -> LoadResult:
     """Load every story under CONTENT/stories/, in a stable order."""
     findings: list[Finding] = []
     content = config.content_dir
@@ -69,7 +79,15 @@ def load_content(config: Config) -> LoadResult:
         return LoadResult((), tuple(findings))
     loaded: list[LoadedStory] = []
     for path in _story_files(content, findings):
-        story_or_none = load_story_file(path, findings)
+        recalled = memory.recall(path) if memory is not None else None
+        if recalled is None:
+            own: list[Finding] = []
+            story_or_none = load_story_file(path, own)
+            if memory is not None:
+                memory.remember(path, story_or_none, tuple(own))
+        else:
+            story_or_none, own = recalled[0], list(recalled[1])
+        findings.extend(own)
         if story_or_none is not None:
             loaded.append(story_or_none)
     findings.extend(_url_collisions(loaded))
@@ -139,11 +157,16 @@ def parse_json(raw: bytes, shown: str, findings: list[Finding]) -> Any:
                                 f"not UTF-8: byte {exc.start} cannot be decoded"))
         return None
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        findings.append(Finding(shown, "", "invalid-json", f"invalid JSON: {exc.msg}",
-                                line=exc.lineno, column=exc.colno))
-        return None
+        data = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        # The stdlib parser says where the error is; it also reads lone surrogate escapes,
+        # which orjson refuses, so they get their own clear message below.
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            findings.append(Finding(shown, "", "invalid-json", f"invalid JSON: {exc.msg}",
+                                    line=exc.lineno, column=exc.colno))
+            return None
     bad = list(_lone_surrogates(data, ""))
     for pointer in bad:
         findings.append(Finding(shown, pointer, "invalid-text",

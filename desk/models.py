@@ -309,6 +309,7 @@ class Story(DeskModel):
 
     def to_json_data(self) -> dict[str, Any]:
         """The story as JSON-ready data, in the input's key order, unknown keys kept."""
-        data: dict[str, Any] = self.model_dump(mode="json", by_alias=True, exclude_unset=True)
-        return _in_key_order(self, data)
+        data: dict[str, Any] = _in_key_order(
+            self, self.model_dump(mode="json", by_alias=True, exclude_unset=True))
+        return data
 

@@ -29,6 +29,18 @@ class WriteError(Exception):
     """The output folder cannot be written or replaced."""
 
 
+def site_id_of(out_dir: Path) -> str | None:
+    """The id in a desk-made folder's marker (None when there is none)."""
+    try:
+        text = (out_dir / MARKER).read_text(encoding="utf-8")
+    except OSError:
+        return None
+    for line in text.splitlines():
+        if line.startswith("site-id: "):
+            return line.removeprefix("site-id: ").strip()
+    return None
+
+
 def staging_prefix(out_dir: Path) -> str:
     """Name prefix of the staging folders of out_dir (hidden, beside it)."""
     return f".{out_dir.name}.desk-"
@@ -69,37 +81,72 @@ class Staging:
         self.path = out_dir.parent / (staging_prefix(out_dir) + uuid.uuid4().hex[:12])
         self.path.mkdir()
         (self.path / MARKER).write_bytes(_MARKER_TEXT)
+        self.previous_id = site_id_of(out_dir)
         self.files = 0
         self.bytes = 0
         self._written: set[str] = set()
+        self._made: set[Path] = set()
 
     def write(self, outputs: Iterable[Output]) -> None:
         """Write outputs; two outputs for one file is a bug, reported as an error."""
-        made: set[Path] = set()
         for output in outputs:
             relative = urls.relative_file(output.path)
-            if relative in self._written:
-                raise WriteError(f"two outputs for {output.path}")
-            self._written.add(relative)
-            target = self.path / relative
-            folder = target.parent
-            if folder not in made:
-                folder.mkdir(parents=True, exist_ok=True)
-                made.add(folder)
+            target = self._claim(relative)
             target.write_bytes(output.data)
             self.files += 1
             self.bytes += len(output.data)
+
+    def _claim(self, relative: str) -> Path:
+        if relative in self._written:
+            raise WriteError(f"two outputs for /{relative}")
+        self._written.add(relative)
+        target = self.path / relative
+        folder = target.parent
+        if folder not in self._made:
+            folder.mkdir(parents=True, exist_ok=True)
+            self._made.add(folder)
+        return target
+
+    def link_previous(self, files: tuple[str, ...]) -> bool:
+        """Hard-link unchanged files from the current site instead of writing them again.
+
+        All or nothing: on any failure the links made are removed and False returned, so
+        the caller renders the unit instead. Staged files are never written in place, so
+        a link can never change the live site.
+        """
+        linked: list[str] = []
+        for relative in files:
+            source = self.out_dir / relative
+            try:
+                if relative in self._written:
+                    raise OSError("already staged")
+                target = self._claim(relative)
+                os.link(source, target)
+                linked.append(relative)
+                self.files += 1
+                self.bytes += target.stat().st_size
+            except OSError:
+                self._written.discard(relative)
+                for done in linked:
+                    (self.path / done).unlink(missing_ok=True)
+                    self._written.discard(done)
+                    self.files -= 1
+                return False
+        return True
 
     def copy(self, source: Path, path: str) -> None:
         """Copy a file (a static asset) to a site path."""
         data = source.read_bytes()
         self.write([Output(path, data)])
 
-    def swap_in(self) -> None:
+    def swap_in(self, site_id: str) -> None:
         """Make the staged folder the output folder in one step; remove the old site."""
+        (self.path / MARKER).write_bytes(_MARKER_TEXT + f"site-id: {site_id}\n".encode())
         out = self.out_dir
         if out.exists():
             if _exchange(self.path, out):
+                # The staging path now holds the old site. It may still be being served
+                # from; its files stay readable through open handles.
                 shutil.rmtree(self.path)
                 return
             # No atomic exchange on this system: two renames, the old site kept until the end.

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import orjson
+
 from desk.config import Config
 from desk.loader import expected_urls
 from desk.models import Links, Story
@@ -12,7 +14,11 @@ from desk.models import Links, Story
 
 def encode(data: Any) -> bytes:
     """Stable JSON: UTF-8 unescaped, two-space indent, trailing newline."""
-    return (json.dumps(data, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
+    try:
+        return orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
+    except TypeError:
+        # orjson stops at integers beyond 64 bits, which an unknown key may hold.
+        return (json.dumps(data, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
 
 
 def published_story(story: Story, config: Config) -> Story:

@@ -16,6 +16,7 @@ from typing import Any
 from jinja2 import Environment
 
 from desk import urls
+from desk.cache import Ledger, digest
 from desk.catalog import Catalog, Group, paginate
 from desk.checks import REUSE_FIELDS
 from desk.config import Config
@@ -90,6 +91,8 @@ class Pages:
     env: Environment
     site: SiteContext
     digests: dict[str, str]
+    ledger: Ledger
+    base: str
 
     def href(self, path: str) -> str:
         return urls.href(self.config, path)
@@ -131,9 +134,16 @@ class Pages:
 
     def page(self, path: str, template: str, meta: PageMeta, listing: dict[str, Any],
              **context: Any) -> Iterator[Output]:
+        """A list page and its index.json; linked from the last build when unchanged."""
+        data = encode(listing)
+        # Everything the page shows is in its meta, its context and its listing.
+        key = digest(self.base, path, template, repr(meta), repr(sorted(context.items())), data)
+        if self.ledger.reuse(path, key) is not None:
+            return
         html = self.env.get_template(template).render(page=meta, site=self.site, **context)
-        yield Output(path, html.encode("utf-8"))
-        yield Output(path + "index.json", encode(listing))
+        outputs = [Output(path, html.encode("utf-8")), Output(path + "index.json", data)]
+        self.ledger.record(path, key, outputs)
+        yield from outputs
 
     def crumbs(self, *trail: tuple[str, str]) -> tuple[Crumb, ...]:
         home = Crumb(self.config.title, self.href(urls.HOME))
@@ -161,9 +171,11 @@ def render_site_pages(
     now: datetime,
     digests: dict[str, str],
     latest_markdown: dict[str, bytes],
+    ledger: Ledger,
+    base: str,
 ) -> Iterator[Output]:
     """Every file of the site besides the story files."""
-    pages = Pages(catalog, config, env, site, digests)
+    pages = Pages(catalog, config, env, site, digests, ledger, base)
     yield from front_page(pages)
     yield from newsrooms_index(pages)
     for group in catalog.newsrooms:

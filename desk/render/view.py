@@ -213,3 +213,13 @@ def _related(story: Story, catalog: Catalog, config: Config) -> list[RelatedView
             views.append(RelatedView(related.url, related.url,
                                      related.headline or related.url, False))
     return views
+
+
+def story_signature(item: LoadedStory, catalog: Catalog, config: Config) -> str:
+    """What a story page depends on beyond its own file and the templates: its newsroom's
+    title and where its related links lead."""
+    story = item.story
+    parts = [_newsroom_title(story, catalog, config)]
+    for view in _related(story, catalog, config):
+        parts.append(f"{view.href}|{view.headline}")
+    return "\n".join(parts)

@@ -1,0 +1,162 @@
+"""What a build remembers for the next one, so unchanged work is not done twice.
+
+Two memories, both only ever used to skip work whose result is known to be identical:
+
+- parsed stories, keyed by the file's path and stat signature (in-process, for desk serve);
+- rendered units (a story's three files, a list page and its index.json), keyed by a hash
+  of everything the unit depends on. A unit whose key is unchanged is not rendered again:
+  its files are hard-linked from the previous site. This memory is saved beside the output
+  folder, so the hourly `desk build` benefits too.
+
+The cache is tied to one output folder by the id in its marker; a cache that does not
+match the folder on disk is ignored, and a full build is always correct.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from desk.findings import Finding
+from desk.loader import LoadedStory
+from desk.render import Output
+from desk.urls import relative_file
+
+CACHE_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Unit:
+    """What was rendered for one unit last time."""
+
+    key: str
+    files: tuple[str, ...]
+    json_digest: str = ""
+
+
+@dataclass(frozen=True)
+class ParsedFile:
+    """A story file's load result, valid while its stat signature is unchanged."""
+
+    signature: tuple[int, int, int]
+    story: LoadedStory | None
+    findings: tuple[Finding, ...]
+
+
+@dataclass
+class BuildCache:
+    """Mutable memory between builds; a build reads the old units and writes new ones."""
+
+    site_id: str = ""
+    units: dict[str, Unit] = field(default_factory=dict)
+    parsed: dict[str, ParsedFile] = field(default_factory=dict)
+
+    def file_signature(self, path: Path) -> tuple[int, int, int] | None:
+        """The stat values that change whenever a file's bytes do."""
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None
+        return (st.st_mtime_ns, st.st_size, st.st_ino)
+
+    def save(self, path: Path) -> None:
+        """Write the unit memory (atomically) for the next process."""
+        data = {
+            "version": CACHE_VERSION,
+            "site_id": self.site_id,
+            "units": {k: [u.key, list(u.files), u.json_digest] for k, u in self.units.items()},
+        }
+        temporary = path.with_name(path.name + ".tmp")
+        temporary.write_text(json.dumps(data, separators=(",", ":")), encoding="utf-8")
+        os.replace(temporary, path)
+
+    @classmethod
+    def read(cls, path: Path) -> BuildCache:
+        """The saved unit memory, or an empty cache if there is none or it is unreadable."""
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            if data.get("version") != CACHE_VERSION:
+                return cls()
+            units = {k: Unit(v[0], tuple(v[1]), v[2]) for k, v in data["units"].items()}
+            return cls(site_id=str(data["site_id"]), units=units)
+        except (OSError, ValueError, KeyError, TypeError, IndexError):
+            return cls()
+
+
+def digest(*parts: bytes | str) -> str:
+    """A short hash of several values (length-prefixed, so no two inputs collide)."""
+    h = hashlib.sha256()
+    for part in parts:
+        data = part.encode("utf-8") if isinstance(part, str) else part
+        h.update(len(data).to_bytes(8, "big"))
+        h.update(data)
+    return h.hexdigest()[:32]
+
+
+def folder_fingerprint(folder: Path) -> str:
+    """A hash of every file's name and bytes below a folder (templates, static)."""
+    parts: list[bytes | str] = []
+    if folder.is_dir():
+        for path in sorted(folder.rglob("*")):
+            if path.is_file():
+                parts += [path.relative_to(folder).as_posix(), path.read_bytes()]
+    return digest(*parts)
+
+
+class Linker(Protocol):
+    """What the ledger needs of the writer."""
+
+    def link_previous(self, files: tuple[str, ...]) -> bool: ...
+
+
+class Ledger:
+    """Per unit: link last build's files when the key is unchanged, else render and record."""
+
+    def __init__(self, previous: dict[str, Unit], linker: Linker) -> None:
+        self._previous = previous
+        self._linker = linker
+        self.units: dict[str, Unit] = {}
+        self.reused = 0
+
+    def reuse(self, unit_id: str, key: str) -> Unit | None:
+        """The previous unit if its key matches and its files could be linked."""
+        old = self._previous.get(unit_id)
+        if old is None or old.key != key or not self._linker.link_previous(old.files):
+            return None
+        self.units[unit_id] = old
+        self.reused += 1
+        return old
+
+    def record(self, unit_id: str, key: str, outputs: list[Output], json_digest: str = "") -> None:
+        """Remember what was rendered for a unit."""
+        files = tuple(relative_file(o.path) for o in outputs)
+        self.units[unit_id] = Unit(key, files, json_digest)
+
+    def site_id(self) -> str:
+        """A deterministic id of what was built (same input, same id)."""
+        return digest(*(f"{k}={u.key}" for k, u in sorted(self.units.items())))
+
+
+class ParseCache:
+    """The loader's memory of parsed files, valid while a file's stat is unchanged."""
+
+    def __init__(self, cache: BuildCache) -> None:
+        self._cache = cache
+
+    def recall(self, path: Path) -> tuple[LoadedStory | None, tuple[Finding, ...]] | None:
+        """The remembered result for an unchanged file."""
+        known = self._cache.parsed.get(path.as_posix())
+        if known is None or known.signature != self._cache.file_signature(path):
+            return None
+        return known.story, known.findings
+
+    def remember(self, path: Path, story: LoadedStory | None,
+                 findings: tuple[Finding, ...]) -> None:
+        """Remember a file's result under its current stat signature."""
+        signature = self._cache.file_signature(path)
+        if signature is not None:
+            self._cache.parsed[path.as_posix()] = ParsedFile(signature, story, findings)

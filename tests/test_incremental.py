@@ -1,0 +1,86 @@
+"""Rebuilds that reuse the last build's unchanged files give exactly what a fresh build gives."""
+
+from __future__ import annotations
+
+import shutil
+from datetime import UTC, datetime
+from pathlib import Path
+
+from conftest import tree
+from storygen import REPO, make_corpus, make_story, write_story
+
+from desk.build import build
+from desk.cache import BuildCache
+from desk.config import load_config
+
+NOW = datetime(2026, 11, 11, tzinfo=UTC)
+
+
+def fresh(content: Path, tmp_path: Path, name: str, **extra: object) -> dict[str, bytes]:
+    config = load_config(REPO / "pyproject.toml", {"content_dir": content,
+                                                   "output_dir": tmp_path / name, **extra})
+    assert build(config, NOW).ok
+    return tree(config.output_dir)
+
+
+def test_edits_additions_and_deletions_match_a_fresh_build(tmp_path: Path) -> None:
+    content = tmp_path / "content"
+    make_corpus(content, 30)
+    config = load_config(REPO / "pyproject.toml", {"content_dir": content,
+                                                   "output_dir": tmp_path / "public",
+                                                   "page_size": 4})
+    first = build(config, NOW)
+    assert first.ok and first.reused == 0
+
+    unchanged = build(config, NOW)
+    assert unchanged.ok and unchanged.reused > 30
+
+    story = next(content.rglob("story-number-7.json"))
+    write_story(content, make_story(7, published_at=datetime(2026, 11, 10, 7, 59, tzinfo=UTC),
+                                    newsroom="climate", headline="Edited headline"),
+                story.name)
+    write_story(content, make_story(31, published_at=datetime(2026, 11, 10, 20, tzinfo=UTC)))
+    next(content.rglob("story-number-3.json")).unlink()
+    edited = build(config, NOW)
+    assert edited.ok and edited.reused > 0
+    assert tree(config.output_dir) == fresh(content, tmp_path, "fresh1", page_size=4)
+    assert b"Edited headline" in tree(config.output_dir)["stories/2026-11-10/story-number-7/index.html"]
+
+
+def test_template_and_static_changes_rebuild_everything(tmp_path: Path) -> None:
+    content = tmp_path / "content"
+    make_corpus(content, 8)
+    templates = tmp_path / "templates"
+    static = tmp_path / "static"
+    shutil.copytree(REPO / "templates", templates)
+    shutil.copytree(REPO / "static", static)
+    overrides = {"content_dir": content, "output_dir": tmp_path / "public",
+                 "templates_dir": templates, "static_dir": static}
+    config = load_config(REPO / "pyproject.toml", overrides)
+    assert build(config, NOW).ok
+    (templates / "_macros.html").write_text(
+        (templates / "_macros.html").read_text().replace('class="card', 'class="card changed'))
+    (static / "site.css").write_text("body { color: black }\n")
+    again = build(config, NOW)
+    assert again.ok and again.reused == 0
+    assert tree(config.output_dir) == fresh(content, tmp_path, "fresh2", **{
+        k: v for k, v in overrides.items() if k != "output_dir"})
+
+
+def test_serve_memory_skips_unchanged_files(tmp_path: Path) -> None:
+    content = tmp_path / "content"
+    make_corpus(content, 10)
+    config = load_config(REPO / "pyproject.toml", {"content_dir": content,
+                                                   "output_dir": tmp_path / "site"})
+    memory = BuildCache()
+    assert build(config, NOW, cache=memory).ok
+    assert len(memory.parsed) == 10
+    parsed_before = dict(memory.parsed)
+    write_story(content, make_story(2, published_at=datetime(2026, 11, 10, 6, 34, tzinfo=UTC),
+                                    newsroom="markets", dek="New dek"), "story-number-2.json")
+    report = build(config, NOW, cache=memory)
+    assert report.ok
+    changed = [p for p in memory.parsed if memory.parsed[p] is not parsed_before[p]]
+    assert [Path(p).name for p in changed] == ["story-number-2.json"]
+    assert not (tmp_path / ".site.desk-cache.json").exists()
+    assert tree(config.output_dir) == fresh(content, tmp_path, "fresh3")
