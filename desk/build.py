@@ -6,15 +6,13 @@
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import time
-import traceback
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from jinja2 import TemplateError, TemplateSyntaxError
+from jinja2 import TemplateError
 
 from desk import urls
 from desk.assets import Asset, collect_assets
@@ -24,14 +22,18 @@ from desk.checks import check_stories
 from desk.config import Config
 from desk.findings import Finding, sort_findings
 from desk.loader import LoadedStory, load_content
+from desk.parallel import Rendered, RenderFailed, collect, rendered, start_workers, stop_workers
 from desk.prose import Prose
 from desk.render import Output
 from desk.render.pages import render_site_pages
 from desk.render.story import render_story
-from desk.render.templates import make_environment, site_context
+from desk.render.templates import make_environment, site_context, template_finding
 from desk.render.view import story_signature
 from desk.urls import relative_file
 from desk.writer import Staging, WriteError
+
+# Below this many stories per process, forking costs more than it saves.
+PARALLEL_MIN_STORIES = 50
 
 
 @dataclass(frozen=True)
@@ -80,11 +82,13 @@ def build(
     future: bool = False,
     out_dir: Path | None = None,
     cache: BuildCache | None = None,
+    jobs: int = 1,
 ) -> BuildReport:
     """Build the site into out_dir (default: config.output_dir), or refuse on errors.
 
     `cache` is the memory a long-running caller (desk serve) keeps between builds; without
-    one, the unit memory saved beside the output folder is used and updated.
+    one, the unit memory saved beside the output folder is used and updated. `jobs` is
+    how many processes may render stories (forked; not for callers with threads).
     """
     out = out_dir if out_dir is not None else config.output_dir
     persistent = cache is None
@@ -117,7 +121,7 @@ def build(
     ledger = Ledger(previous, staging)
     try:
         assets = collect_assets(config.static_dir)
-        staging.write(render_outputs(catalog, config, assets, now, ledger, out))
+        staging.write(render_outputs(catalog, config, assets, now, ledger, staging, jobs))
         for asset in assets:
             staging.copy(asset.source, asset.path)
         lap("render")
@@ -126,10 +130,15 @@ def build(
         lap("write")
     except TemplateError as exc:
         staging.discard()
-        findings.insert(0, _template_finding(exc, config))
+        findings.insert(0, template_finding(exc, config.templates_dir))
+        return BuildReport(False, tuple(findings), timings=timings)
+    except RenderFailed as exc:
+        staging.discard()
+        findings.insert(0, exc.finding)
         return BuildReport(False, tuple(findings), timings=timings)
     except (WriteError, OSError) as exc:
         staging.discard()
+        cache_file(out).unlink(missing_ok=True)  # the next build starts from scratch
         findings.insert(0, Finding(str(out), "", "output", str(exc)))
         return BuildReport(False, tuple(findings), timings=timings)
     except BaseException:
@@ -158,11 +167,14 @@ def render_outputs(
     assets: tuple[Asset, ...],
     now: datetime,
     ledger: Ledger,
-    previous_site: Path,
+    staging: Staging,
+    jobs: int = 1,
 ) -> Iterator[Output]:
     """Every rendered file of the site, stories first, then the pages around them.
 
-    A unit whose inputs are unchanged since the last build is linked, not rendered.
+    A unit whose inputs are unchanged since the last build is linked, not rendered. With
+    jobs > 1 and enough stories to render, forked workers render some of them and write
+    their files themselves.
     """
     env = make_environment(config)
     prose = Prose()
@@ -174,40 +186,55 @@ def render_outputs(
     in_latest = {s.url_path for s in latest.stories} if latest else set()
     digests: dict[str, str] = {}
     latest_markdown: dict[str, bytes] = {}
+    todo: list[tuple[LoadedStory, str]] = []
     for item in catalog.published:
         path = item.url_path
         key = digest(base, item.digest, story_signature(item, catalog, config))
         unit = ledger.reuse(path, key)
-        if unit is not None:
-            digests[path] = unit.json_digest
-            if path in in_latest:
-                latest_markdown[path] = (previous_site / relative_file(path + "index.md")
-                                         ).read_bytes()
+        if unit is None:
+            todo.append((item, key))
             continue
-        outputs = render_story(item, catalog, config, env, prose, site)
-        for output in outputs:
-            if output.path.endswith("/index.json"):
-                digests[path] = hashlib.sha256(output.data).hexdigest()
-            elif output.path.endswith("/index.md") and path in in_latest:
-                latest_markdown[path] = output.data
-        ledger.record(path, key, outputs, digests[path])
-        yield from outputs
+        digests[path] = unit.json_digest
+        if path in in_latest:
+            latest_markdown[path] = (staging.out_dir / relative_file(path + "index.md")
+                                     ).read_bytes()
+
+    def render(item: LoadedStory) -> list[Output]:
+        return render_story(item, catalog, config, env, prose, site)
+
+    def done(result: Rendered) -> None:
+        ledger.record_files(result.path, result.key, result.files, result.json_digest)
+        digests[result.path] = result.json_digest
+        if result.markdown is not None:
+            latest_markdown[result.path] = result.markdown
+
+    workers = min(jobs, len(todo) // PARALLEL_MIN_STORIES)
+    if workers > 1:
+        size = -(-len(todo) // workers)
+        chunks = [todo[i: i + size] for i in range(0, len(todo), size)]
+        forked = start_workers(chunks[1:], render, in_latest, staging.path,
+                               config.templates_dir)
+        try:
+            todo = chunks[0]  # this process renders the first share meanwhile
+            yield from _render_here(todo, render, in_latest, done)
+            for result in collect(forked):
+                staging.adopt(result.files, result.size)
+                done(result)
+        finally:
+            stop_workers(forked)
+    else:
+        yield from _render_here(todo, render, in_latest, done)
     yield from render_site_pages(catalog, config, env, site, prose, now, digests,
                                  latest_markdown, ledger, base)
 
 
-def _template_finding(exc: TemplateError, config: Config) -> Finding:
-    """Name the template file and line of a template error."""
-    if isinstance(exc, TemplateSyntaxError):
-        name = exc.filename or str(config.templates_dir / (exc.name or "?"))
-        return Finding(name, "", "template", f"template error: {exc.message}",
-                       line=exc.lineno, column=1)
-    # Jinja rewrites tracebacks so that template frames carry the template's file and line.
-    where: tuple[str, int] | None = None
-    for frame, line in traceback.walk_tb(exc.__traceback__):
-        filename = frame.f_code.co_filename
-        if Path(filename).resolve().is_relative_to(config.templates_dir.resolve()):
-            where = (filename, line)
-    if where is None:
-        return Finding(str(config.templates_dir), "", "template", f"template error: {exc}")
-    return Finding(where[0], "", "template", f"template error: {exc}", line=where[1], column=1)
+def _render_here(
+    todo: list[tuple[LoadedStory, str]],
+    render: Callable[[LoadedStory], list[Output]],
+    in_latest: set[str],
+    done: Callable[[Rendered], None],
+) -> Iterator[Output]:
+    for item, key in todo:
+        outputs = render(item)
+        done(rendered(item, key, outputs, item.url_path in in_latest))
+        yield from outputs

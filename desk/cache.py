@@ -133,7 +133,12 @@ class Ledger:
 
     def record(self, unit_id: str, key: str, outputs: list[Output], json_digest: str = "") -> None:
         """Remember what was rendered for a unit."""
-        files = tuple(relative_file(o.path) for o in outputs)
+        self.record_files(unit_id, key, tuple(relative_file(o.path) for o in outputs),
+                          json_digest)
+
+    def record_files(self, unit_id: str, key: str, files: tuple[str, ...],
+                     json_digest: str = "") -> None:
+        """Remember the files rendered for a unit."""
         self.units[unit_id] = Unit(key, files, json_digest)
 
     def site_id(self) -> str:

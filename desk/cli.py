@@ -6,6 +6,7 @@ Exit status: 0 ok, 1 content errors, 2 usage errors.
 from __future__ import annotations
 
 import json
+import os
 import sys
 import webbrowser
 from datetime import UTC, datetime
@@ -78,12 +79,15 @@ def main() -> None:
 @click.option("--base-url", help="Absolute URL the site is published at.")
 @click.option("--now", type=IsoDatetime(), help="Build time (default: now, UTC).")
 @click.option("--future", is_flag=True, help="Publish stories dated after --now too.")
+@click.option("--jobs", type=click.IntRange(1, 64), default=os.cpu_count() or 1,
+              show_default="the number of cores", help="Processes rendering stories.")
 @config_option
 def build_command(content: Path | None, out: Path | None, base_url: str | None,
-                  now: datetime | None, future: bool, config_file: Path | None) -> None:
+                  now: datetime | None, future: bool, jobs: int,
+                  config_file: Path | None) -> None:
     """Build the site into the output folder, replacing it only when the build succeeds."""
     config = make_config(config_file, content_dir=content, output_dir=out, base_url=base_url)
-    report = build(config, now or datetime.now(UTC), future=future)
+    report = build(config, now or datetime.now(UTC), future=future, jobs=jobs)
     echo_findings(report.findings)
     if not report.ok:
         click.echo(f"Build failed: {len(report.errors)} error(s); "

@@ -182,11 +182,14 @@ def parse_json(raw: bytes, shown: str, findings: list[Finding]) -> Any:
 
 def validate_story(data: dict[str, Any], shown: str, findings: list[Finding]) -> Story | None:
     """Validate parsed JSON as a Story; append findings (errors and unknown-key warnings)."""
+    context: dict[str, bool] = {}
     try:
-        story = Story.model_validate(data)
+        story = Story.model_validate(data, context=context)
     except ValidationError as exc:
         findings.extend(_validation_findings(exc, data, shown))
         return None
+    if not context:
+        return story
     for pointer, key, known in story.unknown_keys():
         hint = difflib.get_close_matches(key, known, n=1, cutoff=0.75)
         suffix = f" (did you mean {hint[0]!r}?)" if hint else ""

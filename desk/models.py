@@ -23,6 +23,7 @@ from pydantic import (
     PrivateAttr,
     StrictBool,
     StrictInt,
+    ValidationInfo,
     ValidatorFunctionWrapHandler,
     model_validator,
 )
@@ -68,10 +69,14 @@ class DeskModel(BaseModel):
 
     @model_validator(mode="wrap")
     @classmethod
-    def _remember_key_order(cls, data: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+    def _remember_key_order(cls, data: Any, handler: ValidatorFunctionWrapHandler,
+                            info: ValidationInfo) -> Any:
         model = handler(data)
         if isinstance(data, dict) and isinstance(model, DeskModel):
             model._key_order = tuple(data)
+            if model.__pydantic_extra__ and isinstance(info.context, dict):
+                # Tells the loader to look for unknown keys (most stories have none).
+                info.context["has_unknown_keys"] = True
         return model
 
     def __eq__(self, other: object) -> bool:

@@ -32,7 +32,7 @@ def check_edition(value: str) -> str:
     if not _EDITION.fullmatch(value):
         raise ValueError(message)
     try:
-        datetime.strptime(value, "%Y-%m-%dT%H")
+        datetime(int(value[:4]), int(value[5:7]), int(value[8:10]), int(value[11:13]))
     except ValueError:
         raise ValueError(message + ", a real date and hour") from None
     return value

@@ -84,3 +84,37 @@ def test_serve_memory_skips_unchanged_files(tmp_path: Path) -> None:
     assert [Path(p).name for p in changed] == ["story-number-2.json"]
     assert not (tmp_path / ".site.desk-cache.json").exists()
     assert tree(config.output_dir) == fresh(content, tmp_path, "fresh3")
+
+
+def test_parallel_build_equals_single_process_build(tmp_path: Path) -> None:
+    content = tmp_path / "content"
+    make_corpus(content, 160)
+    one = load_config(REPO / "pyproject.toml", {"content_dir": content,
+                                                "output_dir": tmp_path / "one"})
+    two = load_config(REPO / "pyproject.toml", {"content_dir": content,
+                                                "output_dir": tmp_path / "two"})
+    assert build(one, NOW, jobs=1).ok
+    report = build(two, NOW, jobs=3)
+    assert report.ok and report.files == len(tree(two.output_dir)) - 1  # all but the marker
+    assert tree(one.output_dir) == tree(two.output_dir)
+
+
+def test_template_error_in_a_worker_is_reported_and_changes_nothing(tmp_path: Path) -> None:
+    content = tmp_path / "content"
+    make_corpus(content, 160)
+    templates = tmp_path / "templates"
+    shutil.copytree(REPO / "templates", templates)
+    config = load_config(REPO / "pyproject.toml", {"content_dir": content,
+                                                   "output_dir": tmp_path / "out",
+                                                   "templates_dir": templates})
+    assert build(config, NOW, jobs=2).ok
+    before = tree(config.output_dir)
+    # Fails only for the oldest stories, which come last and go to a worker.
+    (templates / "story.md.jinja").write_text(
+        "{% if view.story.id < '10010' %}{{ view.story.nope.nope }}{% endif %}")
+    report = build(config, NOW, jobs=2)
+    assert not report.ok
+    assert report.errors[0].format().startswith(f"{templates / 'story.md.jinja'}:1:1: template error")
+    assert tree(config.output_dir) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".out.desk-cache.json", "content",
+                                                          "out", "templates"]

@@ -4,15 +4,25 @@ from __future__ import annotations
 
 import json
 import re
+import traceback
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
-from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+from jinja2 import (
+    Environment,
+    FileSystemLoader,
+    StrictUndefined,
+    TemplateError,
+    TemplateSyntaxError,
+    select_autoescape,
+)
 from markupsafe import Markup
 
 from desk import urls
 from desk.config import Config
+from desk.findings import Finding
 from desk.prose import clean_text
 
 
@@ -156,3 +166,20 @@ class PageMeta:
     canonical: str
     alternates: tuple[Alternate, ...] = ()
     breadcrumbs: tuple[Crumb, ...] = ()
+
+
+def template_finding(exc: TemplateError, templates_dir: Path) -> Finding:
+    """Name the template file and line of a template error."""
+    if isinstance(exc, TemplateSyntaxError):
+        name = exc.filename or str(templates_dir / (exc.name or "?"))
+        return Finding(name, "", "template", f"template error: {exc.message}",
+                       line=exc.lineno, column=1)
+    # Jinja rewrites tracebacks so that template frames carry the template's file and line.
+    where: tuple[str, int] | None = None
+    for frame, line in traceback.walk_tb(exc.__traceback__):
+        filename = frame.f_code.co_filename
+        if Path(filename).resolve().is_relative_to(templates_dir.resolve()):
+            where = (filename, line)
+    if where is None:
+        return Finding(str(templates_dir), "", "template", f"template error: {exc}")
+    return Finding(where[0], "", "template", f"template error: {exc}", line=where[1], column=1)

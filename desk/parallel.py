@@ -1,0 +1,145 @@
+"""Rendering stories on every core: forked workers that write straight into the staging folder.
+
+Workers are forked after the catalog is built, so they inherit everything they need (the
+catalog, templates, config) without copying it; only a small record per story comes back.
+Forking is only used by the command-line build, never inside `desk serve` (a process with
+server threads), which renders in one process.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import hashlib
+import multiprocessing
+import signal
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from pathlib import Path
+
+from jinja2 import TemplateError
+
+from desk.findings import Finding
+from desk.loader import LoadedStory
+from desk.render import Output
+from desk.render.templates import template_finding
+from desk.urls import relative_file
+from desk.writer import FilePool, WriteError
+
+RenderStory = Callable[[LoadedStory], list[Output]]
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """What the parent needs to know of a story a worker rendered."""
+
+    path: str
+    key: str
+    files: tuple[str, ...]
+    size: int
+    json_digest: str
+    markdown: bytes | None
+
+
+class RenderFailed(Exception):
+    """A template failed in a worker; carries the finding to report."""
+
+    def __init__(self, finding: Finding) -> None:
+        super().__init__(finding.format())
+        self.finding = finding
+
+
+def rendered(item: LoadedStory, key: str, outputs: list[Output], keep_markdown: bool) -> Rendered:
+    """The record of one rendered story."""
+    json_digest = ""
+    markdown = None
+    for output in outputs:
+        if output.path.endswith("/index.json"):
+            json_digest = hashlib.sha256(output.data).hexdigest()
+        elif output.path.endswith("/index.md") and keep_markdown:
+            markdown = output.data
+    return Rendered(item.url_path, key, tuple(relative_file(o.path) for o in outputs),
+                    sum(len(o.data) for o in outputs), json_digest, markdown)
+
+
+def start_workers(
+    chunks: Sequence[Sequence[tuple[LoadedStory, str]]],
+    render: RenderStory,
+    in_latest: set[str],
+    root: Path,
+    templates_dir: Path,
+) -> list[tuple[multiprocessing.process.BaseProcess, Connection]]:
+    """Fork one worker per chunk; each renders its stories and writes them below root."""
+    context = multiprocessing.get_context("fork")
+    workers: list[tuple[multiprocessing.process.BaseProcess, Connection]] = []
+    for chunk in chunks:
+        receive, send = context.Pipe(duplex=False)
+        process = context.Process(
+            target=_work, args=(chunk, render, in_latest, root, templates_dir, send),
+            daemon=True)
+        process.start()
+        send.close()
+        workers.append((process, receive))
+    return workers
+
+
+def collect(workers: list[tuple[multiprocessing.process.BaseProcess, Connection]]
+            ) -> list[Rendered]:
+    """Wait for every worker; raise RenderFailed or WriteError if one failed."""
+    results: list[Rendered] = []
+    problem: Exception | None = None
+    for process, receive in workers:
+        try:
+            kind, payload = receive.recv()
+        except EOFError:
+            kind, payload = "error", "a render worker stopped unexpectedly"
+        process.join()
+        if kind == "ok":
+            results.extend(payload)
+        elif problem is None:
+            problem = RenderFailed(payload) if kind == "template" else WriteError(str(payload))
+    if problem is not None:
+        raise problem
+    return results
+
+
+def stop_workers(workers: list[tuple[multiprocessing.process.BaseProcess, Connection]]) -> None:
+    """Kill workers (after a failure elsewhere)."""
+    for process, _ in workers:
+        if process.is_alive():
+            process.kill()
+        process.join()
+
+
+def _work(chunk: Sequence[tuple[LoadedStory, str]], render: RenderStory, in_latest: set[str],
+          root: Path, templates_dir: Path, send: Connection) -> None:
+    _die_with_parent()
+    pool = FilePool(root)
+    results = []
+    try:
+        for item, key in chunk:
+            outputs = render(item)
+            for output in outputs:
+                pool.write(relative_file(output.path), output.data)
+            results.append(rendered(item, key, outputs, item.url_path in in_latest))
+        pool.close()
+        send.send(("ok", results))
+    except TemplateError as exc:
+        pool.close(cancel=True)
+        send.send(("template", template_finding(exc, templates_dir)))
+    except Exception as exc:  # noqa: BLE001 - reported to the parent, which fails the build
+        pool.close(cancel=True)
+        send.send(("error", f"render worker: {exc!r}"))
+    finally:
+        send.close()
+
+
+def _die_with_parent() -> None:
+    """Linux: a killed build takes its workers with it, so nothing writes after it."""
+    name = ctypes.util.find_library("c")
+    if name is None:
+        return
+    prctl = getattr(ctypes.CDLL(name), "prctl", None)
+    if prctl is not None:
+        prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
