@@ -35,7 +35,7 @@ golden: $(STAMP)
 	git diff --stat -- tests/golden
 
 bench: $(STAMP)
-	$(BIN)/python -m bench $(ARGS)
+	$(BIN)/python tests/bench.py $(ARGS)
 
 fuzz: $(STAMP)
 	DESK_FUZZ_EXAMPLES=10000 $(BIN)/python -m pytest -q -p no:cacheprovider tests/test_hostile.py $(ARGS)

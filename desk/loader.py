@@ -24,8 +24,16 @@ from desk import urls
 from desk.config import Config
 from desk.findings import Finding
 from desk.models import Story
+from desk.prose import clean_text
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+# Characters HTML and XML forbid may hide in text, raw or as \u escapes; this finds
+# every file that might hold one, so the others skip the walk below.
+_MAYBE_FORBIDDEN = re.compile(
+    "[\x7f-\x9f\ufdd0-\ufdef\ufffe\uffff]"
+    r"|\\u00[01][0-9a-fA-F]|\\u00[78][0-9a-fA-F]|\\u009[0-9a-fA-F]"
+    r"|\\u[fF][dD][dDeE][0-9a-fA-F]|\\u[fF][fF][fF][eEfF]"
+)
 
 
 @dataclass(frozen=True)
@@ -158,7 +166,9 @@ def parse_json(raw: bytes, shown: str, findings: list[Finding]) -> Any:
         return None
     try:
         data = orjson.loads(text)
+        strict = True  # orjson refuses lone surrogates, so none can be in data
     except orjson.JSONDecodeError:
+        strict = False
         # The stdlib parser says where the error is; it also reads lone surrogate escapes,
         # which orjson refuses, so they get their own clear message below.
         try:
@@ -167,7 +177,7 @@ def parse_json(raw: bytes, shown: str, findings: list[Finding]) -> Any:
             findings.append(Finding(shown, "", "invalid-json", f"invalid JSON: {exc.msg}",
                                     line=exc.lineno, column=exc.colno))
             return None
-    bad = list(_lone_surrogates(data, ""))
+    bad = [] if strict else list(_lone_surrogates(data, ""))
     for pointer in bad:
         findings.append(Finding(shown, pointer, "invalid-text",
                                 "text contains a lone UTF-16 surrogate escape"))
@@ -177,6 +187,8 @@ def parse_json(raw: bytes, shown: str, findings: list[Finding]) -> Any:
         findings.append(Finding(shown, "", "invalid-type",
                                 f"expected an object, got {_json_type(data)}"))
         return None
+    if _MAYBE_FORBIDDEN.search(text):
+        data = _without_forbidden(data, "", shown, findings)
     return data
 
 
@@ -295,6 +307,28 @@ def _json_type(value: Any) -> str:
     if isinstance(value, list):
         return "an array"
     return "an object"
+
+
+def _without_forbidden(value: Any, pointer: str, shown: str, findings: list[Finding]) -> Any:
+    """The data with forbidden control characters removed from every string (warned)."""
+    if isinstance(value, str):
+        cleaned = clean_text(value)
+        if cleaned != value:
+            findings.append(Finding(shown, pointer, "control-characters",
+                                    "control characters removed from the text",
+                                    severity="warning"))
+        return cleaned
+    if isinstance(value, dict):
+        return {clean_text(k): _without_forbidden(v, f"{pointer}/{_escape(k)}", shown, findings)
+                for k, v in value.items()}
+    if isinstance(value, list):
+        return [_without_forbidden(v, f"{pointer}/{i}", shown, findings)
+                for i, v in enumerate(value)]
+    return value
+
+
+def _escape(key: str) -> str:
+    return key.replace("~", "~0").replace("/", "~1")
 
 
 def _lone_surrogates(value: Any, pointer: str) -> Iterator[str]:

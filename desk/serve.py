@@ -29,6 +29,7 @@ from urllib.parse import unquote, urlsplit
 import watchfiles
 
 from desk.build import BuildReport, build
+from desk.cache import BuildCache
 from desk.config import Config, ConfigError
 from desk.findings import Finding
 
@@ -255,6 +256,7 @@ class DevServer:
         self._echo = echo
         self._workdir = Path(tempfile.mkdtemp(prefix="desk-serve-"))
         self.state = SiteState(folder=self._workdir / "site")
+        self._memory = BuildCache()  # parsed stories and rendered units between rebuilds
         self._stop = threading.Event()
         try:
             self.httpd = ThreadingHTTPServer((host, port), make_handler(self.state))
@@ -281,7 +283,8 @@ class DevServer:
             self._report(reason, None, findings, time.perf_counter() - started)
             return None
         now = self._now or datetime.now(UTC)
-        report = build(config, now, future=self._future, out_dir=self.state.folder)
+        report = build(config, now, future=self._future, out_dir=self.state.folder,
+                       cache=self._memory)
         errors = report.errors if not report.ok else ()
         self.state.publish(report, errors)
         self._report(reason, report, errors, time.perf_counter() - started)

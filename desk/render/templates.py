@@ -8,7 +8,6 @@ import traceback
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from jinja2 import (
     Environment,
@@ -23,7 +22,6 @@ from markupsafe import Markup
 from desk import urls
 from desk.config import Config
 from desk.findings import Finding
-from desk.prose import clean_text
 
 
 def make_environment(config: Config) -> Environment:
@@ -35,7 +33,6 @@ def make_environment(config: Config) -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
-        finalize=_finalize,
     )
     env.filters.update(
         isotime=isotime,
@@ -45,15 +42,6 @@ def make_environment(config: Config) -> Environment:
         append_inline=append_inline,
     )
     return env
-
-
-def _finalize(value: Any) -> Any:
-    # Characters HTML forbids never reach a page, whatever the template prints.
-    if isinstance(value, Markup):
-        return Markup(clean_text(str(value)))
-    if isinstance(value, str):
-        return clean_text(value)
-    return value
 
 
 def isotime(value: datetime) -> str:

@@ -32,6 +32,11 @@ class CiteRef:
         """The id of the source's entry in the sources list."""
         return f"src-{self.number}" if self.number is not None else ""
 
+    @property
+    def claim_text(self) -> str:
+        """Space-separated claim ids."""
+        return " ".join(self.claim_ids)
+
 
 @dataclass(frozen=True)
 class Cited:
@@ -52,6 +57,11 @@ class Cited:
     def claim_ids(self) -> str:
         """Space-separated claim ids, for data-claims."""
         return " ".join(dict.fromkeys(i for c in self.cites for i in c.claim_ids))
+
+    @property
+    def markers(self) -> str:
+        """Citation markers as plain text: [1][2] ([?] for a manifest not listed)."""
+        return "".join(f"[{c.number}]" if c.number else "[?]" for c in self.cites)
 
 
 @dataclass(frozen=True)
