@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from jinja2 import TemplateError
+from jinja2 import Environment, TemplateError
 
 from desk import urls
 from desk.assets import Asset, collect_assets
@@ -83,12 +83,14 @@ def build(
     out_dir: Path | None = None,
     cache: BuildCache | None = None,
     jobs: int = 1,
+    remove_old: Callable[[Path], None] | None = None,
 ) -> BuildReport:
     """Build the site into out_dir (default: config.output_dir), or refuse on errors.
 
     `cache` is the memory a long-running caller (desk serve) keeps between builds; without
     one, the unit memory saved beside the output folder is used and updated. `jobs` is
     how many processes may render stories (forked; not for callers with threads).
+    `remove_old` deletes the replaced site (default: at once, before returning).
     """
     out = out_dir if out_dir is not None else config.output_dir
     persistent = cache is None
@@ -121,12 +123,13 @@ def build(
     ledger = Ledger(previous, staging)
     try:
         assets = collect_assets(config.static_dir)
-        staging.write(render_outputs(catalog, config, assets, now, ledger, staging, jobs))
+        staging.write(render_outputs(catalog, config, assets, now, ledger, staging, jobs,
+                                     None if persistent else memory))
         for asset in assets:
             staging.copy(asset.source, asset.path)
         lap("render")
         site_id = ledger.site_id()
-        staging.swap_in(site_id)
+        staging.swap_in(site_id, remove_old)
         lap("write")
     except TemplateError as exc:
         staging.discard()
@@ -169,14 +172,16 @@ def render_outputs(
     ledger: Ledger,
     staging: Staging,
     jobs: int = 1,
+    memory: BuildCache | None = None,
 ) -> Iterator[Output]:
     """Every rendered file of the site, stories first, then the pages around them.
 
     A unit whose inputs are unchanged since the last build is linked, not rendered. With
     jobs > 1 and enough stories to render, forked workers render some of them and write
-    their files themselves.
+    their files themselves. `memory` (desk serve's) keeps the template environment and
+    feed entries between builds.
     """
-    env = make_environment(config)
+    env = _environment(config, memory)
     prose = Prose()
     site = site_context(config, {a.name: urls.href(config, a.path) for a in assets})
     base = digest(folder_fingerprint(config.templates_dir),
@@ -187,9 +192,10 @@ def render_outputs(
     digests: dict[str, str] = {}
     latest_markdown: dict[str, bytes] = {}
     todo: list[tuple[LoadedStory, str]] = []
+    keys: dict[str, str] = {}
     for item in catalog.published:
         path = item.url_path
-        key = digest(base, item.digest, story_signature(item, catalog, config))
+        key = keys[path] = digest(base, item.digest, story_signature(item, catalog, config))
         unit = ledger.reuse(path, key)
         if unit is None:
             todo.append((item, key))
@@ -225,7 +231,20 @@ def render_outputs(
     else:
         yield from _render_here(todo, render, in_latest, done)
     yield from render_site_pages(catalog, config, env, site, prose, now, digests,
-                                 latest_markdown, ledger, base)
+                                 latest_markdown, ledger, base, keys,
+                                 memory.feed_entries if memory is not None else None)
+
+
+def _environment(config: Config, memory: BuildCache | None) -> Environment:
+    """The template environment, kept in memory across builds of one process."""
+    made_from = config.model_dump_json(include={"templates_dir"})
+    if memory is not None and memory.environment and memory.environment[0] == made_from:
+        env: Environment = memory.environment[1]
+        return env
+    env = make_environment(config)
+    if memory is not None:
+        memory.environment = (made_from, env)
+    return env
 
 
 def _render_here(

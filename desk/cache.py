@@ -19,7 +19,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from desk.findings import Finding
 from desk.loader import LoadedStory
@@ -54,6 +54,10 @@ class BuildCache:
     site_id: str = ""
     units: dict[str, Unit] = field(default_factory=dict)
     parsed: dict[str, ParsedFile] = field(default_factory=dict)
+    # In-process only: feed entries by story key, and the template environment (Jinja
+    # reloads a template whose file changed) by what it was made from.
+    feed_entries: dict[str, Any] = field(default_factory=dict)
+    environment: tuple[str, Any] | None = None
 
     def file_signature(self, path: Path) -> tuple[int, int, int] | None:
         """The stat values that change whenever a file's bytes do."""

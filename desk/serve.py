@@ -32,6 +32,7 @@ from desk.build import BuildReport, build
 from desk.cache import BuildCache
 from desk.config import Config, ConfigError
 from desk.findings import Finding
+from desk.writer import remove_tree
 
 EVENTS_PATH = "/__desk/events"
 CONTENT_TYPES = {
@@ -284,11 +285,20 @@ class DevServer:
             return None
         now = self._now or datetime.now(UTC)
         report = build(config, now, future=self._future, out_dir=self.state.folder,
-                       cache=self._memory)
+                       cache=self._memory, remove_old=self._remove_later)
         errors = report.errors if not report.ok else ()
         self.state.publish(report, errors)
         self._report(reason, report, errors, time.perf_counter() - started)
         return report
+
+    def _remove_later(self, old_site: Path) -> None:
+        """Delete a replaced site after the reload is sent, away from the build's names."""
+        trash = self._workdir / "trash"
+        trash.mkdir(exist_ok=True)
+        target = trash / uuid.uuid4().hex
+        old_site.rename(target)
+        threading.Thread(target=remove_tree, args=(target,), daemon=True,
+                         name="desk-cleanup").start()
 
     def _report(self, reason: str, report: BuildReport | None,
                 errors: tuple[Finding, ...], seconds: float) -> None:

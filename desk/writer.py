@@ -8,6 +8,7 @@ folders that carry its marker file.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import ctypes.util
 import errno
@@ -70,10 +71,11 @@ def remove_leftovers(out_dir: Path) -> None:
         return
     for entry in parent.iterdir():
         ours = entry.name.startswith(staging_prefix(out_dir))
-        if ours and entry.is_dir() and not entry.is_symlink() and (
-            (entry / MARKER).is_file() or not any(entry.iterdir())
-        ):
-            shutil.rmtree(entry)
+        with contextlib.suppress(OSError):
+            if ours and entry.is_dir() and not entry.is_symlink() and (
+                (entry / MARKER).is_file() or not any(entry.iterdir())
+            ):
+                shutil.rmtree(entry, ignore_errors=True)
 
 
 class FilePool:
@@ -92,9 +94,9 @@ class FilePool:
         """Write a file (its folder is made when missing)."""
         self._submit(_write_file, self.root / relative, data)
 
-    def link(self, relative: str, source: Path) -> None:
-        """Hard-link (or copy) an existing file to a relative path."""
-        self._submit(_link_file, self.root / relative, source)
+    def link_all(self, relatives: tuple[str, ...], source_root: Path) -> None:
+        """Hard-link (or copy) files from another root to the same relative paths."""
+        self._submit(_link_files, self.root, (source_root, relatives))
 
     def _submit(self, task: Callable[[Path, Any], None], target: Path, arg: Any) -> None:
         self._pending.append(self._pool.submit(task, target, arg))
@@ -163,8 +165,8 @@ class Staging:
             return False
         for relative in files:
             self.claim(relative)
-            self._pool.link(relative, self.out_dir / relative)
-            self.files += 1
+        self._pool.link_all(files, self.out_dir)
+        self.files += len(files)
         return True
 
     def copy(self, source: Path, path: str) -> None:
@@ -172,8 +174,11 @@ class Staging:
         data = source.read_bytes()
         self.write([Output(path, data)])
 
-    def swap_in(self, site_id: str) -> None:
-        """Make the staged folder the output folder in one step; remove the old site."""
+    def swap_in(self, site_id: str,
+                remove: Callable[[Path], None] | None = None) -> None:
+        """Make the staged folder the output folder in one step; remove the old site
+        (with `remove`, e.g. later in another thread, else at once)."""
+        remove = remove or remove_tree
         self._pool.close()
         (self.path / MARKER).write_bytes(_MARKER_TEXT + f"site-id: {site_id}\n".encode())
         out = self.out_dir
@@ -181,13 +186,13 @@ class Staging:
             if _exchange(self.path, out):
                 # The staging path now holds the old site. It may still be being served
                 # from; its files stay readable through open handles.
-                remove_tree(self.path)
+                remove(self.path)
                 return
             # No atomic exchange on this system: two renames, the old site kept until the end.
             old = out.parent / (staging_prefix(out) + "old-" + uuid.uuid4().hex[:12])
             out.rename(old)
             self.path.rename(out)
-            remove_tree(old)
+            remove(old)
         else:
             self.path.rename(out)
 
@@ -206,9 +211,19 @@ def remove_tree(path: Path) -> None:
         levels.setdefault(folder.count(os.sep), []).append(folder)
         files += [os.path.join(folder, name) for name in names]
     with ThreadPoolExecutor(max_workers=_IO_THREADS) as pool:
-        list(pool.map(os.unlink, files, chunksize=64))
+        list(pool.map(_remove_quietly, files, chunksize=64))
         for depth in sorted(levels, reverse=True):
-            list(pool.map(os.rmdir, levels[depth]))
+            list(pool.map(_remove_quietly, levels[depth]))
+    shutil.rmtree(path, ignore_errors=True)  # anything that appeared meanwhile
+
+
+def _remove_quietly(path: str) -> None:
+    # Another cleaner (a later build's leftover sweep) may have been first.
+    with contextlib.suppress(FileNotFoundError):
+        if os.path.isdir(path) and not os.path.islink(path):
+            os.rmdir(path)
+        else:
+            os.unlink(path)
 
 
 def _write_file(target: Path, data: bytes) -> None:
@@ -219,18 +234,22 @@ def _write_file(target: Path, data: bytes) -> None:
         target.write_bytes(data)
 
 
-def _link_file(target: Path, source: Path) -> None:
-    try:
-        _link_or_copy(source, target)
-    except FileNotFoundError:
-        if not source.is_file():
-            raise WriteError(f"{source}: a file of the last build is missing; "
-                             "delete the output folder's cache and build again") from None
-        target.parent.mkdir(parents=True, exist_ok=True)
-        _link_or_copy(source, target)
+def _link_files(root: Path, job: tuple[Path, tuple[str, ...]]) -> None:
+    source_root, relatives = job
+    for relative in relatives:
+        source = os.path.join(source_root, relative)
+        target = os.path.join(root, relative)
+        try:
+            _link_or_copy(source, target)
+        except FileNotFoundError:
+            if not os.path.isfile(source):
+                raise WriteError(f"{source}: a file of the last build is missing; "
+                                 "build again") from None
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            _link_or_copy(source, target)
 
 
-def _link_or_copy(source: Path, target: Path) -> None:
+def _link_or_copy(source: str, target: str) -> None:
     try:
         os.link(source, target)
     except OSError as exc:

@@ -60,17 +60,34 @@ class Feed:
 
 
 def render_feeds(
-    catalog: Catalog, config: Config, env: Environment, prose: Prose, now: datetime
+    catalog: Catalog,
+    config: Config,
+    env: Environment,
+    prose: Prose,
+    now: datetime,
+    keys: dict[str, str] | None = None,
+    remembered: dict[str, Entry] | None = None,
 ) -> Iterator[Output]:
-    """The site feeds, then each newsroom's."""
+    """The site feeds, then each newsroom's.
+
+    `remembered` holds entries of earlier builds by story key (see desk.cache); it is
+    updated to the entries this build used.
+    """
     entries: dict[str, Entry] = {}
+    known = remembered if remembered is not None else {}
+    by_key = keys or {}
 
     def entry(item: LoadedStory) -> Entry:
-        if item.url_path not in entries:
-            view = story_view(item, catalog, config, prose)
-            html = env.get_template("feed_content.html").render(view=view)
-            entries[item.url_path] = Entry(view, html)
-        return entries[item.url_path]
+        path = item.url_path
+        if path not in entries:
+            key = by_key.get(path, "")
+            found = known.get(key) if key else None
+            if found is None:
+                view = story_view(item, catalog, config, prose)
+                html = env.get_template("feed_content.html").render(view=view)
+                found = Entry(view, html)
+            entries[path] = found
+        return entries[path]
 
     scopes: list[tuple[str | None, str, str, tuple[LoadedStory, ...]]] = [
         (None, config.title, config.description, catalog.published)
@@ -97,6 +114,9 @@ def render_feeds(
         yield Output(urls.feed_path(urls.FEED_RSS, newsroom), rss.encode("utf-8"))
         yield Output(urls.feed_path(urls.FEED_ATOM, newsroom), atom.encode("utf-8"))
         yield Output(urls.feed_path(urls.FEED_JSON, newsroom), encode(json_feed(feed, config)))
+    if remembered is not None:
+        remembered.clear()
+        remembered.update({by_key[p]: e for p, e in entries.items() if p in by_key})
 
 
 def json_feed(feed: Feed, config: Config) -> dict[str, Any]:

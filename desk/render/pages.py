@@ -23,7 +23,7 @@ from desk.config import Config
 from desk.loader import LoadedStory
 from desk.prose import Prose
 from desk.render import Output
-from desk.render.feeds import render_feeds
+from desk.render.feeds import Entry, render_feeds
 from desk.render.json import encode
 from desk.render.llms import render_llms
 from desk.render.sitemaps import render_sitemaps
@@ -93,6 +93,7 @@ class Pages:
     digests: dict[str, str]
     ledger: Ledger
     base: str
+    keys: dict[str, str]
 
     def href(self, path: str) -> str:
         return urls.href(self.config, path)
@@ -138,8 +139,20 @@ class Pages:
         data = encode(listing)
         # Everything the page shows is in its meta, its context and its listing.
         key = digest(self.base, path, template, repr(meta), repr(sorted(context.items())), data)
-        if self.ledger.reuse(path, key) is not None:
-            return
+        if self.ledger.reuse(path, key) is None:
+            yield from self.render(path, key, template, meta, data, **context)
+
+    def members_key(self, path: str, template: str, stories: Sequence[LoadedStory],
+                    *extra: str) -> str:
+        """A cheap key for a page that shows only its member stories (and `extra`):
+        each story's own key covers everything of the story a page can show."""
+        parts = [f"{self.keys.get(s.url_path, s.digest)}:"
+                 f"{self.catalog.newsroom(s.story.newsroom).title}" for s in stories]
+        return digest(self.base, path, template, *extra, *parts)
+
+    def render(self, path: str, key: str, template: str, meta: PageMeta, data: bytes,
+               **context: Any) -> Iterator[Output]:
+        """Render a page and record it under key."""
         html = self.env.get_template(template).render(page=meta, site=self.site, **context)
         outputs = [Output(path, html.encode("utf-8")), Output(path + "index.json", data)]
         self.ledger.record(path, key, outputs)
@@ -173,9 +186,11 @@ def render_site_pages(
     latest_markdown: dict[str, bytes],
     ledger: Ledger,
     base: str,
+    keys: dict[str, str] | None = None,
+    feed_memory: dict[str, Entry] | None = None,
 ) -> Iterator[Output]:
     """Every file of the site besides the story files."""
-    pages = Pages(catalog, config, env, site, digests, ledger, base)
+    pages = Pages(catalog, config, env, site, digests, ledger, base, keys or {})
     yield from front_page(pages)
     yield from newsrooms_index(pages)
     for group in catalog.newsrooms:
@@ -186,7 +201,7 @@ def render_site_pages(
     yield from reuse_pages(pages)
     yield from not_found_page(pages)
     yield Output(urls.ROBOTS, robots_txt(config).encode("utf-8"))
-    yield from render_feeds(catalog, config, env, prose, now)
+    yield from render_feeds(catalog, config, env, prose, now, keys, feed_memory)
     yield from render_sitemaps(catalog, config, now)
     yield from render_llms(catalog, config, latest_markdown)
 
@@ -205,7 +220,8 @@ def front_page(pages: Pages) -> Iterator[Output]:
         urls.HOME, "front.html", meta,
         listing(config.title, pages.absolute(urls.HOME), cards,
                 edition=latest.key if latest else None),
-        edition=latest, edition_href=pages.href(urls.edition_path(latest.key)) if latest else "",
+        edition=latest.key if latest else "",
+        edition_href=pages.href(urls.edition_path(latest.key)) if latest else "",
         groups=groups,
         newsrooms=newsrooms,
     )
@@ -256,6 +272,9 @@ def newsroom_pages(pages: Pages, group: Group) -> Iterator[Output]:
 
     for n in range(1, total + 1):
         chunk = group.stories[(n - 1) * size: n * size]
+        key = pages.members_key(path_of(n), "newsroom.html", chunk, group.title, f"{n}/{total}")
+        if pages.ledger.reuse(path_of(n), key) is not None:
+            continue
         cards = [pages.card(s) for s in chunk]
         pager = make_pager(pages, path_of, n, total)
         suffix = f" · page {n}" if n > 1 else ""
@@ -266,10 +285,10 @@ def newsroom_pages(pages: Pages, group: Group) -> Iterator[Output]:
             alternates=tuple(_feed_alternates(pages, group)),
             breadcrumbs=pages.crumbs(("Newsrooms", urls.NEWSROOMS), (group.title, "")),
         )
-        yield from pages.page(
-            path_of(n), "newsroom.html", meta,
-            listing(group.title, pages.absolute(path_of(n)), cards, pager,
-                    newsroom=group.key),
+        yield from pages.render(
+            path_of(n), key, "newsroom.html", meta,
+            encode(listing(group.title, pages.absolute(path_of(n)), cards, pager,
+                           newsroom=group.key)),
             title=group.title, cards=cards, pager=pager,
             feed_href=pages.href(urls.feed_path(urls.FEED_RSS, group.key)),
         )
@@ -318,6 +337,10 @@ def editions_index(pages: Pages) -> Iterator[Output]:
 def edition_page(pages: Pages, group: Group) -> Iterator[Output]:
     older, newer = pages.catalog.neighbours(group.key)
     path = urls.edition_path(group.key)
+    key = pages.members_key(path, "edition.html", group.stories,
+                            older.key if older else "", newer.key if newer else "")
+    if pages.ledger.reuse(path, key) is not None:
+        return
     groups = pages.by_newsroom(group.stories)
     cards = [c for g in groups for c in g.cards]  # in the order the page shows them
     meta = PageMeta(title=f"Edition {group.key} · {pages.config.title}",
@@ -328,12 +351,12 @@ def edition_page(pages: Pages, group: Group) -> Iterator[Output]:
     def link(g: Group | None) -> tuple[str, str] | None:
         return (g.key, pages.href(urls.edition_path(g.key))) if g else None
 
-    yield from pages.page(
-        path, "edition.html", meta,
-        listing(f"Edition {group.key}", pages.absolute(path), cards,
-                edition=group.key,
-                previous=pages.absolute(urls.edition_path(older.key)) if older else None,
-                next=pages.absolute(urls.edition_path(newer.key)) if newer else None),
+    yield from pages.render(
+        path, key, "edition.html", meta,
+        encode(listing(f"Edition {group.key}", pages.absolute(path), cards,
+                       edition=group.key,
+                       previous=pages.absolute(urls.edition_path(older.key)) if older else None,
+                       next=pages.absolute(urls.edition_path(newer.key)) if newer else None)),
         edition=group.key, groups=groups,
         older=link(older), newer=link(newer),
     )
