@@ -28,7 +28,7 @@ MARKER = ".desk-site"
 _MARKER_TEXT = b"This folder was written by desk build; desk may replace it.\n"
 _RENAME_EXCHANGE = 2
 _AT_FDCWD = -100
-_IO_THREADS = 16
+_IO_THREADS = 4
 _MAX_PENDING = 512
 
 
