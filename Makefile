@@ -41,5 +41,5 @@ fuzz: $(STAMP)
 	DESK_FUZZ_EXAMPLES=10000 $(BIN)/python -m pytest -q -p no:cacheprovider tests/test_hostile.py $(ARGS)
 
 clean:
-	rm -rf public .public.desk-* .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf public .public.desk-* .desk-cache .pytest_cache .mypy_cache .ruff_cache .hypothesis
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +

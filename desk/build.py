@@ -6,10 +6,12 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
+from importlib.metadata import version
 from pathlib import Path
 
 from jinja2 import Environment, TemplateError
@@ -31,6 +33,8 @@ from desk.render.templates import make_environment, site_context, template_findi
 from desk.render.view import story_signature
 from desk.urls import relative_file
 from desk.writer import Staging, WriteError
+
+DESK_VERSION = version("desk")
 
 # Below this many stories per process, forking costs more than it saves.
 PARALLEL_MIN_STORIES = 50
@@ -71,9 +75,10 @@ class BuildReport:
         return min((s.story.published_at for s in self.held), default=None)
 
 
-def cache_file(out_dir: Path) -> Path:
-    """Where the unit memory of an output folder is kept (beside it, never deployed)."""
-    return out_dir.parent / f".{out_dir.name}.desk-cache.json"
+def cache_file(config: Config, out_dir: Path) -> Path:
+    """Where the unit memory of an output folder is kept (never in the site itself)."""
+    where = hashlib.sha256(str(out_dir.resolve()).encode()).hexdigest()[:12]
+    return config.cache_dir / f"{out_dir.name}-{where}.json"
 
 
 def build(
@@ -84,6 +89,7 @@ def build(
     cache: BuildCache | None = None,
     jobs: int = 1,
     remove_old: Callable[[Path], None] | None = None,
+    use_cache: bool = True,
 ) -> BuildReport:
     """Build the site into out_dir (default: config.output_dir), or refuse on errors.
 
@@ -91,10 +97,14 @@ def build(
     one, the unit memory saved beside the output folder is used and updated. `jobs` is
     how many processes may render stories (forked; not for callers with threads).
     `remove_old` deletes the replaced site (default: at once, before returning).
+    `use_cache=False` neither reads nor writes the saved memory (a from-scratch build).
     """
     out = out_dir if out_dir is not None else config.output_dir
-    persistent = cache is None
-    memory = BuildCache.read(cache_file(out)) if cache is None else cache
+    persistent = cache is None and use_cache
+    if cache is not None:
+        memory = cache
+    else:
+        memory = BuildCache.read(cache_file(config, out)) if use_cache else BuildCache()
     timings: dict[str, float] = {}
     clock = time.perf_counter()
 
@@ -141,7 +151,7 @@ def build(
         return BuildReport(False, tuple(findings), timings=timings)
     except (WriteError, OSError) as exc:
         staging.discard()
-        cache_file(out).unlink(missing_ok=True)  # the next build starts from scratch
+        cache_file(config, out).unlink(missing_ok=True)  # the next build starts afresh
         findings.insert(0, Finding(str(out), "", "output", str(exc)))
         return BuildReport(False, tuple(findings), timings=timings)
     except BaseException:
@@ -150,7 +160,7 @@ def build(
     memory.units, memory.site_id = ledger.units, site_id
     if persistent:
         with contextlib.suppress(OSError):  # a cache that cannot be saved only costs time
-            memory.save(cache_file(out))
+            memory.save(cache_file(config, out))
     return BuildReport(
         ok=True,
         findings=tuple(findings),
@@ -184,9 +194,9 @@ def render_outputs(
     env = _environment(config, memory)
     prose = Prose()
     site = site_context(config, {a.name: urls.href(config, a.path) for a in assets})
-    base = digest(folder_fingerprint(config.templates_dir),
+    base = digest(DESK_VERSION, folder_fingerprint(config.templates_dir),
                   *(a.path for a in assets),
-                  config.model_dump_json(exclude={"output_dir", "content_dir"}))
+                  config.model_dump_json(exclude={"output_dir", "content_dir", "cache_dir"}))
     latest = catalog.latest_edition
     in_latest = {s.url_path for s in latest.stories} if latest else set()
     digests: dict[str, str] = {}

@@ -74,9 +74,11 @@ class BuildCache:
             "site_id": self.site_id,
             "units": {k: [u.key, list(u.files), u.json_digest] for k, u in self.units.items()},
         }
+        path.parent.mkdir(parents=True, exist_ok=True)
         temporary = path.with_name(path.name + ".tmp")
         temporary.write_text(json.dumps(data, separators=(",", ":")), encoding="utf-8")
         os.replace(temporary, path)
+        _prune(path.parent, keep=path)
 
     @classmethod
     def read(cls, path: Path) -> BuildCache:
@@ -89,6 +91,17 @@ class BuildCache:
             return cls(site_id=str(data["site_id"]), units=units)
         except (OSError, ValueError, KeyError, TypeError, IndexError):
             return cls()
+
+
+# Memories of output folders kept at most (the oldest go first).
+MAX_SAVED = 20
+
+
+def _prune(folder: Path, keep: Path) -> None:
+    saved = sorted(folder.glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
+    for old in saved[MAX_SAVED:]:
+        if old != keep:
+            old.unlink(missing_ok=True)
 
 
 def digest(*parts: bytes | str) -> str:

@@ -81,13 +81,16 @@ def main() -> None:
 @click.option("--future", is_flag=True, help="Publish stories dated after --now too.")
 @click.option("--jobs", type=click.IntRange(1, 64), default=os.cpu_count() or 1,
               show_default="the number of cores", help="Processes rendering stories.")
+@click.option("--no-cache", is_flag=True, help="Build from scratch; neither read nor save "
+              "the build cache.")
 @config_option
 def build_command(content: Path | None, out: Path | None, base_url: str | None,
-                  now: datetime | None, future: bool, jobs: int,
+                  now: datetime | None, future: bool, jobs: int, no_cache: bool,
                   config_file: Path | None) -> None:
     """Build the site into the output folder, replacing it only when the build succeeds."""
     config = make_config(config_file, content_dir=content, output_dir=out, base_url=base_url)
-    report = build(config, now or datetime.now(UTC), future=future, jobs=jobs)
+    report = build(config, now or datetime.now(UTC), future=future, jobs=jobs,
+                   use_cache=not no_cache)
     echo_findings(report.findings)
     if not report.ok:
         click.echo(f"Build failed: {len(report.errors)} error(s); "

@@ -36,6 +36,7 @@ class Config(BaseModel):
     output_dir: Path = Path("public")
     templates_dir: Path = PACKAGE_ROOT / "templates"
     static_dir: Path = PACKAGE_ROOT / "static"
+    cache_dir: Path = Path(".desk-cache")
     newsrooms: dict[str, str] = Field(default_factory=dict)
     page_size: int = Field(default=20, ge=1)
     feed_size: int = Field(default=50, ge=1)
@@ -104,7 +105,7 @@ def load_config(
             raise ConfigError(f"{project_file}: {exc}") from None
         values = dict(data.get("tool", {}).get("desk", {}))
         root = project_file.parent
-        for key in ("content_dir", "output_dir", "templates_dir", "static_dir"):
+        for key in ("content_dir", "output_dir", "templates_dir", "static_dir", "cache_dir"):
             if key in values:
                 values[key] = _relative_to_cwd(root / values[key])
         for key, folder in (("templates_dir", "templates"), ("static_dir", "static")):
@@ -114,6 +115,8 @@ def load_config(
             values["content_dir"] = _relative_to_cwd(root / "content")
         if "output_dir" not in values:
             values["output_dir"] = _relative_to_cwd(root / "public")
+        if "cache_dir" not in values:
+            values["cache_dir"] = _relative_to_cwd(root / ".desk-cache")
     for key, value in (overrides or {}).items():
         if value is not None:
             values[key] = value

@@ -58,7 +58,8 @@ HOSTILE = [
 
 
 def config_for(content: Path, out: Path) -> Any:
-    return load_config(REPO / "pyproject.toml", {"content_dir": content, "output_dir": out})
+    return load_config(REPO / "pyproject.toml", {"content_dir": content, "output_dir": out,
+                                                 "cache_dir": content.parent / "cache"})
 
 
 def test_hostile_text_is_inert_and_visible(tmp_path: Path) -> None:
@@ -153,9 +154,9 @@ def test_any_story_builds_inert_or_fails_cleanly(data: dict[str, Any],
                             encoding="utf-8")
         out = root / "public"
         report = build(config_for(content, out), NOW)
-        # Nothing outside --out but desk's own build memory beside it (written on success).
+        # Nothing outside --out but desk's build cache where the config puts it.
         assert sorted(p.name for p in root.iterdir()) == (
-            [".public.desk-cache.json", "content", "public"] if report.ok else ["content"])
+            ["cache", "content", "public"] if report.ok else ["content"])
         if not report.ok:
             assert report.errors
             for finding in report.errors:

@@ -17,7 +17,8 @@ NOW = datetime(2026, 11, 11, tzinfo=UTC)
 
 
 def fresh(content: Path, tmp_path: Path, name: str, **extra: object) -> dict[str, bytes]:
-    config = load_config(REPO / "pyproject.toml", {"content_dir": content,
+    config = load_config(REPO / "pyproject.toml", {
+        "cache_dir": tmp_path / "cache", "content_dir": content,
                                                    "output_dir": tmp_path / name, **extra})
     assert build(config, NOW).ok
     return tree(config.output_dir)
@@ -26,7 +27,8 @@ def fresh(content: Path, tmp_path: Path, name: str, **extra: object) -> dict[str
 def test_edits_additions_and_deletions_match_a_fresh_build(tmp_path: Path) -> None:
     content = tmp_path / "content"
     make_corpus(content, 30)
-    config = load_config(REPO / "pyproject.toml", {"content_dir": content,
+    config = load_config(REPO / "pyproject.toml", {
+        "cache_dir": tmp_path / "cache", "content_dir": content,
                                                    "output_dir": tmp_path / "public",
                                                    "page_size": 4})
     first = build(config, NOW)
@@ -70,7 +72,8 @@ def test_template_and_static_changes_rebuild_everything(tmp_path: Path) -> None:
 def test_serve_memory_skips_unchanged_files(tmp_path: Path) -> None:
     content = tmp_path / "content"
     make_corpus(content, 10)
-    config = load_config(REPO / "pyproject.toml", {"content_dir": content,
+    config = load_config(REPO / "pyproject.toml", {
+        "cache_dir": tmp_path / "cache", "content_dir": content,
                                                    "output_dir": tmp_path / "site"})
     memory = BuildCache()
     assert build(config, NOW, cache=memory).ok
@@ -82,16 +85,18 @@ def test_serve_memory_skips_unchanged_files(tmp_path: Path) -> None:
     assert report.ok
     changed = [p for p in memory.parsed if memory.parsed[p] is not parsed_before[p]]
     assert [Path(p).name for p in changed] == ["story-number-2.json"]
-    assert not (tmp_path / ".site.desk-cache.json").exists()
+    assert not list(config.cache_dir.glob("site-*.json"))  # serve keeps its memory in memory
     assert tree(config.output_dir) == fresh(content, tmp_path, "fresh3")
 
 
 def test_parallel_build_equals_single_process_build(tmp_path: Path) -> None:
     content = tmp_path / "content"
     make_corpus(content, 160)
-    one = load_config(REPO / "pyproject.toml", {"content_dir": content,
+    one = load_config(REPO / "pyproject.toml", {
+        "cache_dir": tmp_path / "cache", "content_dir": content,
                                                 "output_dir": tmp_path / "one"})
-    two = load_config(REPO / "pyproject.toml", {"content_dir": content,
+    two = load_config(REPO / "pyproject.toml", {
+        "cache_dir": tmp_path / "cache", "content_dir": content,
                                                 "output_dir": tmp_path / "two"})
     assert build(one, NOW, jobs=1).ok
     report = build(two, NOW, jobs=3)
@@ -104,7 +109,8 @@ def test_template_error_in_a_worker_is_reported_and_changes_nothing(tmp_path: Pa
     make_corpus(content, 160)
     templates = tmp_path / "templates"
     shutil.copytree(REPO / "templates", templates)
-    config = load_config(REPO / "pyproject.toml", {"content_dir": content,
+    config = load_config(REPO / "pyproject.toml", {
+        "cache_dir": tmp_path / "cache", "content_dir": content,
                                                    "output_dir": tmp_path / "out",
                                                    "templates_dir": templates})
     assert build(config, NOW, jobs=2).ok
@@ -116,5 +122,19 @@ def test_template_error_in_a_worker_is_reported_and_changes_nothing(tmp_path: Pa
     assert not report.ok
     assert report.errors[0].format().startswith(f"{templates / 'story.md.jinja'}:1:1: template error")
     assert tree(config.output_dir) == before
-    assert sorted(p.name for p in tmp_path.iterdir()) == [".out.desk-cache.json", "content",
-                                                          "out", "templates"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cache", "content", "out", "templates"]
+
+
+def test_config_edit_rebuilds_and_no_cache_leaves_no_memory(tmp_path: Path) -> None:
+    content = tmp_path / "content"
+    make_corpus(content, 8)
+    base = {"cache_dir": tmp_path / "cache", "content_dir": content,
+            "output_dir": tmp_path / "public"}
+    assert build(load_config(REPO / "pyproject.toml", base), NOW).ok
+    renamed = load_config(REPO / "pyproject.toml", {**base, "title": "Another Desk"})
+    report = build(renamed, NOW)
+    assert report.ok and report.reused == 0
+    assert b"Another Desk" in tree(renamed.output_dir)["index.html"]
+    shutil.rmtree(tmp_path / "cache")
+    assert build(renamed, NOW, use_cache=False).ok
+    assert not (tmp_path / "cache").exists()
