@@ -21,6 +21,7 @@ from desk.config import Config, ConfigError, find_project_file, load_config
 from desk.findings import Finding, sort_findings
 from desk.linkcheck import check_links
 from desk.loader import load_content
+from desk.report import report_data, report_markdown
 from desk.serve import DevServer, ServeError
 
 
@@ -83,20 +84,35 @@ def main() -> None:
               show_default="the number of cores", help="Processes rendering stories.")
 @click.option("--no-cache", is_flag=True, help="Build from scratch; neither read nor save "
               "the build cache.")
+@click.option("--report", "report_file", type=click.Path(path_type=Path, dir_okay=False),
+              help="Write a JSON publish report here (also when the build is refused).")
 @config_option
 def build_command(content: Path | None, out: Path | None, base_url: str | None,
                   now: datetime | None, future: bool, jobs: int, no_cache: bool,
-                  config_file: Path | None) -> None:
+                  report_file: Path | None, config_file: Path | None) -> None:
     """Build the site into the output folder, replacing it only when the build succeeds."""
     config = make_config(config_file, content_dir=content, output_dir=out, base_url=base_url)
     report = build(config, now or datetime.now(UTC), future=future, jobs=jobs,
                    use_cache=not no_cache)
     echo_findings(report.findings)
+    write_reports(report, report_file)
     if not report.ok:
         click.echo(f"Build failed: {len(report.errors)} error(s); "
                    f"{config.output_dir} was left as it was.", err=True)
         sys.exit(1)
     click.echo(summary(report))
+
+
+def write_reports(report: BuildReport, report_file: Path | None) -> None:
+    """The JSON report, and the Markdown job summary when GitHub Actions asks for one."""
+    data = report_data(report)
+    if report_file is not None:
+        report_file.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n",
+                               encoding="utf-8")
+    step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if step_summary:
+        with open(step_summary, "a", encoding="utf-8") as handle:
+            handle.write(report_markdown(data))
 
 
 def summary(report: BuildReport) -> str:

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 from storygen import REPO, make_story, write_story
 
-CHROMIUM = Path("/usr/bin/chromium")
+# Debian's chromium; DESK_CHROMIUM names another build (GitHub's runners ship Chrome).
+CHROMIUM = Path(os.environ.get("DESK_CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--no-first-run", "--disable-sync"]
 STORY = "/stories/2026-11-14/story-number-1/"

@@ -1,0 +1,58 @@
+"""The publish report: what a build published, held and refused, as JSON and Markdown."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from desk.build import BuildReport
+from desk.render.templates import isotime
+
+
+def report_data(report: BuildReport) -> dict[str, Any]:
+    """JSON-ready publish report."""
+    held = [{"id": s.story.id, "url_path": s.url_path, "path": s.path,
+             "published_at": isotime(s.story.published_at)} for s in report.held]
+    return {
+        "ok": report.ok,
+        "published": len(report.published),
+        "newsrooms": dict(sorted(Counter(s.story.newsroom for s in report.published).items())),
+        "editions": dict(sorted(Counter(s.story.edition for s in report.published).items(),
+                                reverse=True)),
+        "held": held,
+        "next_due": isotime(report.next_due) if report.next_due else None,
+        "refused": [f.as_dict() | {"line": f.format()} for f in report.errors],
+        "warnings": [f.as_dict() | {"line": f.format()} for f in report.warnings],
+        "timings": {stage: round(seconds, 3) for stage, seconds in report.timings.items()},
+        "output": {"files": report.files, "bytes": report.bytes, "reused": report.reused},
+    }
+
+
+def report_markdown(data: dict[str, Any]) -> str:
+    """The report as a Markdown summary (for GitHub's job summary)."""
+    status = "published" if data["ok"] else "**refused**: nothing was published"
+    lines = [
+        "## desk publish",
+        "",
+        f"Build {status}.",
+        "",
+        "| published | held | refused (errors) | warnings | files | seconds |",
+        "|---|---|---|---|---|---|",
+        f"| {data['published']} | {len(data['held'])} | {len(data['refused'])} | "
+        f"{len(data['warnings'])} | {data['output']['files']} | "
+        f"{sum(data['timings'].values()):.2f} |",
+        "",
+    ]
+    if data["newsrooms"]:
+        lines += ["| newsroom | stories |", "|---|---|"]
+        lines += [f"| {name} | {count} |" for name, count in data["newsrooms"].items()]
+        lines.append("")
+    if data["held"]:
+        lines += ["Held for later:", ""]
+        lines += [f"- `{h['url_path']}` at {h['published_at']}" for h in data["held"][:20]]
+        lines.append("")
+    if data["refused"]:
+        lines += ["Errors:", ""]
+        lines += [f"- `{r['line']}`" for r in data["refused"][:50]]
+        lines.append("")
+    return "\n".join(lines) + "\n"
