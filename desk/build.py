@@ -35,6 +35,7 @@ from desk.urls import relative_file
 from desk.writer import Staging, WriteError
 
 DESK_VERSION = version("desk")
+Progress = Callable[[int, int], None]
 
 # Below this many stories per process, forking costs more than it saves.
 PARALLEL_MIN_STORIES = 50
@@ -90,6 +91,7 @@ def build(
     jobs: int = 1,
     remove_old: Callable[[Path], None] | None = None,
     use_cache: bool = True,
+    progress: Progress | None = None,
 ) -> BuildReport:
     """Build the site into out_dir (default: config.output_dir), or refuse on errors.
 
@@ -98,6 +100,7 @@ def build(
     how many processes may render stories (forked; not for callers with threads).
     `remove_old` deletes the replaced site (default: at once, before returning).
     `use_cache=False` neither reads nor writes the saved memory (a from-scratch build).
+    `progress(done, total)` is told how rendering goes, story by story.
     """
     out = out_dir if out_dir is not None else config.output_dir
     persistent = cache is None and use_cache
@@ -134,7 +137,7 @@ def build(
     try:
         assets = collect_assets(config.static_dir)
         staging.write(render_outputs(catalog, config, assets, now, ledger, staging, jobs,
-                                     None if persistent else memory))
+                                     None if persistent else memory, progress))
         for asset in assets:
             staging.copy(asset.source, asset.path)
         lap("render")
@@ -183,6 +186,7 @@ def render_outputs(
     staging: Staging,
     jobs: int = 1,
     memory: BuildCache | None = None,
+    progress: Progress | None = None,
 ) -> Iterator[Output]:
     """Every rendered file of the site, stories first, then the pages around them.
 
@@ -231,15 +235,17 @@ def render_outputs(
         forked = start_workers(chunks[1:], render, in_latest, staging.path,
                                config.templates_dir)
         try:
+            total = len(todo)
             todo = chunks[0]  # this process renders the first share meanwhile
-            yield from _render_here(todo, render, in_latest, done)
+            yield from _render_here(todo, render, in_latest, done, progress, len(chunks),
+                                    total)
             for result in collect(forked):
                 staging.adopt(result.files, result.size)
                 done(result)
         finally:
             stop_workers(forked)
     else:
-        yield from _render_here(todo, render, in_latest, done)
+        yield from _render_here(todo, render, in_latest, done, progress, 1, len(todo))
     yield from render_site_pages(catalog, config, env, site, prose, now, digests,
                                  latest_markdown, ledger, base, keys,
                                  memory.feed_entries if memory is not None else None)
@@ -262,8 +268,14 @@ def _render_here(
     render: Callable[[LoadedStory], list[Output]],
     in_latest: set[str],
     done: Callable[[Rendered], None],
+    progress: Progress | None = None,
+    scale: int = 1,
+    total: int = 0,
 ) -> Iterator[Output]:
-    for item, key in todo:
+    for i, (item, key) in enumerate(todo, start=1):
         outputs = render(item)
         done(rendered(item, key, outputs, item.url_path in in_latest))
+        if progress is not None:
+            # With workers, this process's share stands for theirs too (equal chunks).
+            progress(min(i * scale, total), total)
         yield from outputs

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 import webbrowser
 from datetime import UTC, datetime
 from pathlib import Path
@@ -92,8 +93,10 @@ def build_command(content: Path | None, out: Path | None, base_url: str | None,
                   report_file: Path | None, config_file: Path | None) -> None:
     """Build the site into the output folder, replacing it only when the build succeeds."""
     config = make_config(config_file, content_dir=content, output_dir=out, base_url=base_url)
+    bar = ProgressBar(sys.stderr)
     report = build(config, now or datetime.now(UTC), future=future, jobs=jobs,
-                   use_cache=not no_cache)
+                   use_cache=not no_cache, progress=bar.update)
+    bar.finish()
     echo_findings(report.findings)
     write_reports(report, report_file)
     if not report.ok:
@@ -101,6 +104,35 @@ def build_command(content: Path | None, out: Path | None, base_url: str | None,
                    f"{config.output_dir} was left as it was.", err=True)
         sys.exit(1)
     click.echo(summary(report))
+
+
+class ProgressBar:
+    """A one-line bar on a terminal, shown only once a build has run for a second."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+        self._started = time.monotonic()
+        self._shown = False
+        self._last = -1.0
+        self._tty = bool(getattr(stream, "isatty", lambda: False)())
+
+    def update(self, done: int, total: int) -> None:
+        """Redraw at most ten times a second."""
+        now = time.monotonic()
+        if not self._tty or total == 0 or now - self._started < 1 or now - self._last < 0.1:
+            return
+        self._last = now
+        width = 30
+        filled = width * done // total
+        self._stream.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} stories")
+        self._stream.flush()
+        self._shown = True
+
+    def finish(self) -> None:
+        """Clear the bar's line."""
+        if self._shown:
+            self._stream.write("\r\033[K")
+            self._stream.flush()
 
 
 def write_reports(report: BuildReport, report_file: Path | None) -> None:

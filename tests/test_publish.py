@@ -170,3 +170,28 @@ def test_deploy_output_holds_only_site_files(sample_sites: list[Path]) -> None:
             if path.is_file() and relative.as_posix() != ".desk-site":
                 assert path.suffix in ALLOWED_SUFFIXES, relative
         assert not list(site.glob("stories/**/*.py"))
+
+
+def test_progress_bar_only_on_a_terminal_after_a_second() -> None:
+    import io
+
+    from desk.cli import ProgressBar
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    quiet = io.StringIO()
+    bar = ProgressBar(quiet)
+    bar._started -= 5
+    bar.update(5, 10)
+    assert quiet.getvalue() == ""
+    tty = Terminal()
+    bar = ProgressBar(tty)
+    bar.update(1, 10)
+    assert tty.getvalue() == ""  # builds under a second show nothing
+    bar._started -= 5
+    bar.update(5, 10)
+    bar.finish()
+    assert "[###############...............] 5/10 stories" in tty.getvalue()
+    assert tty.getvalue().endswith("\r\033[K")
