@@ -40,6 +40,9 @@ bench: $(STAMP)
 fuzz: $(STAMP)
 	DESK_FUZZ_EXAMPLES=10000 $(BIN)/python -m pytest -q -p no:cacheprovider tests/test_hostile.py $(ARGS)
 
+screenshots: $(STAMP)
+	$(BIN)/python tests/screenshots.py
+
 clean:
 	rm -rf public .public.desk-* .desk-cache .pytest_cache .mypy_cache .ruff_cache .hypothesis
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +

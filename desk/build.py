@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -141,6 +143,9 @@ def build(
         for asset in assets:
             staging.copy(asset.source, asset.path)
         lap("render")
+        if config.search:
+            findings += index_for_search(staging.path, out)
+            lap("search")
         site_id = ledger.site_id()
         staging.swap_in(site_id, remove_old)
         lap("write")
@@ -261,6 +266,21 @@ def _environment(config: Config, memory: BuildCache | None) -> Environment:
     if memory is not None:
         memory.environment = (made_from, env)
     return env
+
+
+def index_for_search(site: Path, out: Path) -> list[Finding]:
+    """Run Pagefind over the staged site (story bodies carry data-pagefind-body)."""
+    try:
+        result = subprocess.run([sys.executable, "-m", "pagefind", "--site", str(site),
+                                 "--silent"], capture_output=True, text=True, timeout=600)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return [Finding(str(out), "", "search", f"search index not built: {exc}",
+                        severity="warning")]
+    if result.returncode != 0:
+        reason = (result.stderr or result.stdout).strip().splitlines()[-1:] or ["failed"]
+        return [Finding(str(out), "", "search", f"search index not built: {reason[0]}",
+                        severity="warning")]
+    return []
 
 
 def _render_here(

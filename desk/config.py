@@ -43,6 +43,7 @@ class Config(BaseModel):
     news_window_hours: float = Field(default=48, gt=0)
     edition_gap_hours: float = Field(default=24, gt=0)
     publication_name: str | None = None
+    search: bool = True
     reuse: dict[str, str] = Field(default_factory=dict)
 
     @field_validator("base_url")

@@ -276,7 +276,8 @@ class DevServer:
         """Run the build once and publish its outcome."""
         started = time.perf_counter()
         try:
-            config = self._load(self.base_url)
+            # No search index in the preview: it would cost seconds on every save.
+            config = self._load(self.base_url).model_copy(update={"search": False})
         except ConfigError as exc:
             findings = tuple(Finding("pyproject.toml", "", "config", line)
                              for line in str(exc).splitlines())

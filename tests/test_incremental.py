@@ -18,7 +18,7 @@ NOW = datetime(2026, 11, 11, tzinfo=UTC)
 
 def fresh(content: Path, tmp_path: Path, name: str, **extra: object) -> dict[str, bytes]:
     config = load_config(REPO / "pyproject.toml", {
-        "cache_dir": tmp_path / "cache", "content_dir": content,
+        "cache_dir": tmp_path / "cache", "search": False, "content_dir": content,
                                                    "output_dir": tmp_path / name, **extra})
     assert build(config, NOW).ok
     return tree(config.output_dir)
@@ -28,7 +28,7 @@ def test_edits_additions_and_deletions_match_a_fresh_build(tmp_path: Path) -> No
     content = tmp_path / "content"
     make_corpus(content, 30)
     config = load_config(REPO / "pyproject.toml", {
-        "cache_dir": tmp_path / "cache", "content_dir": content,
+        "cache_dir": tmp_path / "cache", "search": False, "content_dir": content,
                                                    "output_dir": tmp_path / "public",
                                                    "page_size": 4})
     first = build(config, NOW)
@@ -73,7 +73,7 @@ def test_serve_memory_skips_unchanged_files(tmp_path: Path) -> None:
     content = tmp_path / "content"
     make_corpus(content, 10)
     config = load_config(REPO / "pyproject.toml", {
-        "cache_dir": tmp_path / "cache", "content_dir": content,
+        "cache_dir": tmp_path / "cache", "search": False, "content_dir": content,
                                                    "output_dir": tmp_path / "site"})
     memory = BuildCache()
     assert build(config, NOW, cache=memory).ok
@@ -93,10 +93,10 @@ def test_parallel_build_equals_single_process_build(tmp_path: Path) -> None:
     content = tmp_path / "content"
     make_corpus(content, 160)
     one = load_config(REPO / "pyproject.toml", {
-        "cache_dir": tmp_path / "cache", "content_dir": content,
+        "cache_dir": tmp_path / "cache", "search": False, "content_dir": content,
                                                 "output_dir": tmp_path / "one"})
     two = load_config(REPO / "pyproject.toml", {
-        "cache_dir": tmp_path / "cache", "content_dir": content,
+        "cache_dir": tmp_path / "cache", "search": False, "content_dir": content,
                                                 "output_dir": tmp_path / "two"})
     assert build(one, NOW, jobs=1).ok
     report = build(two, NOW, jobs=3)
@@ -110,7 +110,7 @@ def test_template_error_in_a_worker_is_reported_and_changes_nothing(tmp_path: Pa
     templates = tmp_path / "templates"
     shutil.copytree(REPO / "templates", templates)
     config = load_config(REPO / "pyproject.toml", {
-        "cache_dir": tmp_path / "cache", "content_dir": content,
+        "cache_dir": tmp_path / "cache", "search": False, "content_dir": content,
                                                    "output_dir": tmp_path / "out",
                                                    "templates_dir": templates})
     assert build(config, NOW, jobs=2).ok

@@ -14,6 +14,13 @@ from storygen import SEED_PATH
 STORY = "stories/2026-11-14/inference-throughput-race-kimi-deepseek/"
 
 
+def number(link: lxml.html.HtmlElement) -> str:
+    """The citation number of a marker link ("[2]" followed by the source's description)."""
+    found = re.match(r"\[(\d+)\]", link.text_content())
+    assert found, link.text_content()
+    return found.group(1)
+
+
 def test_every_text_appears_in_all_three_formats(desk, content: Path, tmp_path: Path) -> None:
     shutil.copy(SEED_PATH, content / "stories" / SEED_PATH.name)
     out = tmp_path / "public"
@@ -35,7 +42,7 @@ def test_every_text_appears_in_all_three_formats(desk, content: Path, tmp_path: 
         line = next(line for line in markdown.splitlines() if fact["text"] in line)
         md_markers.append(re.findall(r"\[(\d+)\]$", line) + re.findall(r"\[(\d+)\](?=\[)", line))
     html_markers = [
-        [a.text_content().strip("[]") for a in html.get_element_by_id(f"kf{i}").cssselect("a.cite")]
+        [number(a) for a in html.get_element_by_id(f"kf{i}").cssselect("a.cite")]
         for i in range(1, len(data["key_facts"]) + 1)
     ]
     assert [sorted(m) for m in md_markers] == [sorted(m) for m in html_markers]
@@ -47,7 +54,7 @@ def test_every_text_appears_in_all_three_formats(desk, content: Path, tmp_path: 
         md_tail = markdown.split(paragraph["markdown"], 1)[1].split("\n", 1)[0]
         md_numbers = re.findall(r"\[(\d+)\]", md_tail)
         element = html.get_element_by_id(anchor)
-        html_numbers = [a.text_content().strip("[]") for a in element.cssselect("a.cite")]
+        html_numbers = [number(a) for a in element.cssselect("a.cite")]
         assert md_numbers == html_numbers and html_numbers
         assert element.get("data-manifest") == " ".join(
             dict.fromkeys(c["manifest_id"] for c in paragraph["cites"]))

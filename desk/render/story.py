@@ -11,6 +11,7 @@ from desk.loader import LoadedStory
 from desk.prose import Prose
 from desk.render import Output
 from desk.render.json import story_json
+from desk.render.meta import news_article, open_graph
 from desk.render.templates import Alternate, Crumb, PageMeta, SiteContext
 from desk.render.view import StoryView, story_view
 
@@ -32,6 +33,8 @@ def story_meta(view: StoryView, config: Config) -> PageMeta:
             Crumb(story.edition, view.edition_href),
             Crumb(story.headline, ""),
         ),
+        og=open_graph(view, config),
+        jsonld=news_article(view, config),
     )
 
 

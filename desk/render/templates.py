@@ -100,6 +100,9 @@ class SiteContext:
     reuse_terms_url: str
     reuse_json_href: str
     stylesheet: str
+    script: str
+    og_image: str
+    search_href: str
     feeds: tuple[FeedLink, ...]
 
 
@@ -121,6 +124,9 @@ def site_context(config: Config, assets: dict[str, str]) -> SiteContext:
         reuse_terms_url=urls.absolute(config, urls.REUSE_TERMS),
         reuse_json_href=href(urls.REUSE_JSON),
         stylesheet=assets.get("site.css", href("/static/site.css")),
+        script=assets.get("site.js", ""),
+        og_image=urls.absolute(config, "/static/og-default.png"),
+        search_href=href(urls.SEARCH) if config.search else "",
         feeds=(
             FeedLink("application/rss+xml", href(urls.feed_path(urls.FEED_RSS)),
                      f"{config.title} (RSS)"),
@@ -154,6 +160,8 @@ class PageMeta:
     canonical: str
     alternates: tuple[Alternate, ...] = ()
     breadcrumbs: tuple[Crumb, ...] = ()
+    og: tuple[tuple[str, str], ...] = ()
+    jsonld: str = ""
 
 
 def template_finding(exc: TemplateError, templates_dir: Path) -> Finding:

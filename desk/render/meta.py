@@ -1,0 +1,104 @@
+"""Metadata for people's tools and search engines: JSON-LD NewsArticle and Open Graph."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from desk import urls
+from desk.config import Config
+from desk.render.templates import isotime
+from desk.render.view import StoryView
+
+FALLBACK_IMAGE = "/static/og-default.png"
+FALLBACK_IMAGE_ALT = "Hanging Context"
+
+
+def image_of(view: StoryView, config: Config) -> tuple[str, str]:
+    """The story's first image, or the site's fallback card (URL, alt text)."""
+    if view.story.images:
+        first = view.story.images[0]
+        return first.url, first.alt or view.story.headline
+    return urls.absolute(config, FALLBACK_IMAGE), f"{config.title} card"
+
+
+def script_json(data: Any) -> str:
+    """JSON that is safe inside a <script> element (no '</script>', no '<!--')."""
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def news_article(view: StoryView, config: Config) -> str:
+    """schema.org NewsArticle as JSON-LD."""
+    story = view.story
+    organization = {"@type": "Organization", "name": config.title,
+                    "url": urls.absolute(config, urls.HOME)}
+    image, _ = image_of(view, config)
+    data: dict[str, Any] = {
+        "@context": "https://schema.org",
+        "@type": "NewsArticle",
+        "headline": story.headline,
+        "description": story.dek,
+        "url": view.url,
+        "mainEntityOfPage": {"@type": "WebPage", "@id": view.url},
+        "datePublished": isotime(story.published_at),
+        "dateModified": isotime(view.modified_at),
+        "image": [image],
+        "inLanguage": config.language,
+        "author": [organization],
+        "publisher": {**organization, "logo": {
+            "@type": "ImageObject", "url": urls.absolute(config, FALLBACK_IMAGE)}},
+        "articleSection": view.newsroom_title,
+        "isPartOf": {"@type": "PublicationIssue", "issueNumber": story.edition,
+                     "url": urls.absolute(config, urls.edition_path(story.edition))},
+        "citation": [
+            {"@type": "CreativeWork", "name": src.manifest.title or src.manifest.manifest_id,
+             "identifier": src.manifest.manifest_id,
+             **({"url": src.manifest.source_url} if src.manifest.source_url else {}),
+             **({"publisher": src.manifest.source_name} if src.manifest.source_name else {}),
+             **({"datePublished": src.manifest.published_date.isoformat()}
+                if src.manifest.published_date else {})}
+            for src in view.sources
+        ],
+        "isBasedOn": [src.manifest.source_url for src in view.sources if src.manifest.source_url],
+        "license": urls.absolute(config, urls.REUSE_TERMS),
+    }
+    if story.beat:
+        data["keywords"] = [story.beat]
+    if view.corrections:
+        data["correction"] = [{"@type": "CorrectionComment", "text": c.text,
+                               "datePublished": isotime(c.at)} for c in view.corrections]
+    return script_json(data)
+
+
+def open_graph(view: StoryView, config: Config) -> tuple[tuple[str, str], ...]:
+    """Open Graph and Twitter card properties of a story page, in order."""
+    story = view.story
+    image, alt = image_of(view, config)
+    tags = [
+        ("og:type", "article"),
+        ("og:title", story.headline),
+        ("og:description", story.dek),
+        ("og:url", view.url),
+        ("og:site_name", config.title),
+        ("og:locale", locale(config.language)),
+        ("og:image", image),
+        ("og:image:alt", alt),
+        ("article:published_time", isotime(story.published_at)),
+        ("article:modified_time", isotime(view.modified_at)),
+        ("article:section", view.newsroom_title),
+    ]
+    if story.beat:
+        tags.append(("article:tag", story.beat))
+    tags += [("twitter:card", "summary_large_image"), ("twitter:title", story.headline),
+             ("twitter:description", story.dek), ("twitter:image", image),
+             ("twitter:image:alt", alt)]
+    return tuple(tags)
+
+
+def locale(language: str) -> str:
+    """An Open Graph locale (language_TERRITORY) for a language code."""
+    if "-" in language or "_" in language:
+        lang, _, territory = language.replace("-", "_").partition("_")
+        return f"{lang.lower()}_{territory.upper()}"
+    return {"en": "en_US"}.get(language, f"{language}_{language.upper()}")

@@ -1,0 +1,171 @@
+"""Reader experience: accessibility (axe-core, light and dark), search, metadata, weight."""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import json
+import re
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import lxml.html
+import pytest
+from click.testing import CliRunner
+from storygen import REPO, make_corpus, seed, write_story
+from test_browser import CHROMIUM, CHROMIUM_ARGS, require_chromium
+
+from desk.cli import main
+
+STORY = "/stories/2026-11-14/inference-throughput-race-kimi-deepseek/"
+NOW = "2026-11-15T00:00:00Z"
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The seed story among a small corpus, built with its search index."""
+    root = tmp_path_factory.mktemp("reader")
+    content = root / "content"
+    make_corpus(content, 12)
+    data = seed()
+    data["corrections"] = [{"at": "2026-11-14T18:00:00Z", "text": "An earlier version misstated a figure."}]
+    write_story(content, data)
+    out = root / "public"
+    result = CliRunner().invoke(main, ["build", "--config", str(REPO / "pyproject.toml"),
+                                       "--content", str(content), "--out", str(out),
+                                       "--now", NOW, "--no-cache"])
+    assert result.exit_code == 0, result.output
+    return out
+
+
+@pytest.fixture(scope="module")
+def base_url(site: Path) -> Iterator[str]:
+    handler = functools.partial(QuietHandler, directory=str(site))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+        pass
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    require_chromium()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("path", [STORY, "/", "/n/artificial-intelligence/",
+                                  "/editions/2026-11-14T12/"])
+def test_no_wcag_a_or_aa_violations(browser, base_url: str, path: str, scheme: str) -> None:
+    from axe_playwright_python.sync_playwright import Axe
+
+    page = browser.new_page(color_scheme=scheme)
+    page.goto(base_url + path)
+    results = Axe().run(page, options={"runOnly": {"type": "tag", "values": [
+        "wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]}})
+    page.close()
+    assert results.violations_count == 0, results.generate_report()
+
+
+@pytest.mark.browser
+def test_search_finds_the_seed_story(browser, base_url: str) -> None:
+    from playwright.sync_api import expect
+
+    page = browser.new_page()
+    page.goto(base_url + "/")
+    page.fill("#site-search", "fortyfold")
+    page.press("#site-search", "Enter")
+    result = page.locator(".pagefind-ui__result-link").first
+    expect(result).to_contain_text("Throughput is the new model spec", timeout=15_000)
+    assert result.get_attribute("href").rstrip("/").endswith(STORY.rstrip("/"))
+    page.close()
+
+
+@pytest.mark.browser
+def test_citation_reveals_its_source_on_keyboard_focus(browser, base_url: str) -> None:
+    page = browser.new_page()
+    page.goto(base_url + STORY)
+    tip = page.locator("#kf1 .cite-tip").first
+    assert tip.bounding_box()["width"] <= 1
+    page.focus("#kf1 a.cite")
+    assert tip.bounding_box()["width"] > 50
+    assert "Kimi K3.1 Pro" in tip.inner_text()
+    page.close()
+
+
+def head_of(site: Path) -> lxml.html.HtmlElement:
+    return lxml.html.fromstring((site / STORY.strip("/") / "index.html").read_bytes())
+
+
+def test_json_ld_news_article(site: Path) -> None:
+    document = head_of(site)
+    scripts = document.xpath('//script[@type="application/ld+json"]')
+    assert len(scripts) == 1
+    data = json.loads(scripts[0].text)
+    url = "https://hangingcontext.com" + STORY
+    assert data["@context"] == "https://schema.org" and data["@type"] == "NewsArticle"
+    assert data["headline"].startswith("Throughput is the new model spec")
+    assert data["description"].startswith("One host served 20.23 million")
+    assert data["datePublished"] == "2026-11-14T12:36:05Z"
+    assert data["dateModified"] == "2026-11-14T18:00:00Z"
+    assert data["author"][0] == {"@type": "Organization", "name": "Hanging Context",
+                                 "url": "https://hangingcontext.com/"}
+    assert data["publisher"]["@type"] == "Organization"
+    assert data["mainEntityOfPage"] == {"@type": "WebPage", "@id": url}
+    assert data["articleSection"] == "Artificial Intelligence"
+    assert data["isPartOf"]["issueNumber"] == "2026-11-14T12"
+    assert [c["identifier"] for c in data["citation"]] == [
+        "1794620357587490784", "1794580700675227528", "1794602922667391810"]
+    assert data["isBasedOn"][0] == "https://blackbox.ai/blog/kimi-k3-1-pro-fireworks-capacity"
+    assert data["license"] == "https://hangingcontext.com/terms/reuse/"
+    assert data["correction"] == [{"@type": "CorrectionComment",
+                                   "text": "An earlier version misstated a figure.",
+                                   "datePublished": "2026-11-14T18:00:00Z"}]
+    assert data["image"] == ["https://hangingcontext.com/static/og-default.png"]
+
+
+def test_open_graph_and_twitter(site: Path) -> None:
+    document = head_of(site)
+    og = {m.get("property"): m.get("content") for m in document.xpath("//meta[@property]")}
+    tw = {m.get("name"): m.get("content") for m in document.xpath('//meta[starts-with(@name, "twitter:")]')}
+    assert og["og:type"] == "article"
+    assert og["og:url"] == "https://hangingcontext.com" + STORY
+    assert og["og:title"].startswith("Throughput is the new model spec")
+    assert og["og:image"] == "https://hangingcontext.com/static/og-default.png"
+    assert og["og:image:alt"] and og["og:site_name"] == "Hanging Context"
+    assert og["article:published_time"] == "2026-11-14T12:36:05Z"
+    assert og["article:modified_time"] == "2026-11-14T18:00:00Z"
+    assert og["article:section"] == "Artificial Intelligence"
+    assert tw["twitter:card"] == "summary_large_image"
+    assert (site / "static/og-default.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert document.xpath('//link[@rel="license"]/@href') == ["/terms/reuse/"]
+
+
+def test_story_page_is_light(site: Path) -> None:
+    html = (site / STORY.strip("/") / "index.html").read_bytes()
+    assert len(html) < 60_000
+    document = lxml.html.fromstring(html)
+    assert len(document.xpath('//link[@rel="stylesheet"]')) == 1
+    assert len(document.xpath("//script[@src]")) <= 1
+    css = document.xpath('//link[@rel="stylesheet"]/@href')[0]
+    assert re.fullmatch(r"/static/site\.[0-9a-f]{10}\.css", css)
+
+
+def test_story_blocks_are_present_and_labelled(site: Path) -> None:
+    document = head_of(site)
+    assert document.xpath('//aside[@aria-label="Advertisement"]//p[@class="ad-label"]')[0].text.startswith("Advertisement")
+    assert document.xpath('//section[@class="corrections"]')
+    assert document.xpath('//aside[@class="decision-card"]')
+    assert document.xpath('//article[@data-pagefind-body]')
