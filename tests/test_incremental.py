@@ -56,7 +56,7 @@ def test_template_and_static_changes_rebuild_everything(tmp_path: Path) -> None:
     static = tmp_path / "static"
     shutil.copytree(REPO / "templates", templates)
     shutil.copytree(REPO / "static", static)
-    overrides = {"content_dir": content, "output_dir": tmp_path / "public",
+    overrides = {"search": False, "cache_dir": tmp_path / "cache", "content_dir": content, "output_dir": tmp_path / "public",
                  "templates_dir": templates, "static_dir": static}
     config = load_config(REPO / "pyproject.toml", overrides)
     assert build(config, NOW).ok
