@@ -107,3 +107,21 @@ def test_saves_reload_the_open_page(browser_page, served: str, project: Path) ->
     template.write_text(template.read_text().replace(
         '<h1>{{ s.headline }}</h1>', '<h1 class="changed">{{ s.headline }}</h1>'))
     expect(page.locator("h1.changed")).to_have_text("Fixed again", timeout=15_000)
+
+
+def test_ctrl_c_stops_cleanly(project: Path) -> None:
+    import signal
+
+    process = subprocess.Popen(
+        [sys.executable, "-m", "desk", "serve", "--port", "0"],
+        cwd=project, stderr=subprocess.PIPE, text=True)
+    assert process.stderr is not None
+    lines = []
+    for line in process.stderr:
+        lines.append(line)
+        if line.startswith("Serving "):
+            break
+    process.send_signal(signal.SIGINT)
+    rest = process.stderr.read()
+    assert process.wait(20) == 0
+    assert "Traceback" not in rest and rest.rstrip().endswith("Stopped.")
