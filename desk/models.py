@@ -89,7 +89,9 @@ class DeskModel(BaseModel):
             and self.__pydantic_extra__ == other.__pydantic_extra__
         )
 
-    __hash__ = BaseModel.__hash__
+    def __hash__(self) -> int:
+        # Consistent with __eq__ (key order does not count); desk itself never hashes models.
+        return hash((type(self).__name__, self.model_dump_json()))
 
     def unknown_keys(self, pointer: str = "") -> Iterator[tuple[str, str, tuple[str, ...]]]:
         """Yield (JSON pointer, key, the model's known keys) for every unknown key below."""
