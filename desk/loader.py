@@ -12,7 +12,7 @@ import json
 import os
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import urlsplit
@@ -43,11 +43,11 @@ class LoadedStory:
     path: str
     story: Story
     digest: str
+    url_path: str = field(init=False)
 
-    @property
-    def url_path(self) -> str:
-        """The story's canonical site path."""
-        return story_url_path(self.story)
+    def __post_init__(self) -> None:
+        # Asked for everywhere (catalog, pages, feeds); computed once.
+        object.__setattr__(self, "url_path", story_url_path(self.story))
 
 
 @dataclass(frozen=True)
