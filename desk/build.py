@@ -143,8 +143,16 @@ def build(
         for asset in assets:
             staging.copy(asset.source, asset.path)
         lap("render")
+        search_key = ledger.search_key() if config.search else ""
         if config.search:
-            findings += index_for_search(staging.path, out)
+            index = out / urls.PAGEFIND.strip("/")
+            unchanged = bool(previous) and memory.search_key == search_key and index.is_dir()
+            # No story page changed: the last index still describes the site.
+            if not (unchanged and staging.link_previous(tuple(
+                    p.relative_to(out).as_posix() for p in sorted(index.rglob("*"))
+                    if p.is_file()))):
+                findings += index_for_search(staging.path, out)
+            staging.flush()
             lap("search")
         site_id = ledger.site_id()
         staging.swap_in(site_id, remove_old)
@@ -165,7 +173,7 @@ def build(
     except BaseException:
         staging.discard()
         raise
-    memory.units, memory.site_id = ledger.units, site_id
+    memory.units, memory.site_id, memory.search_key = ledger.units, site_id, search_key
     if persistent:
         with contextlib.suppress(OSError):  # a cache that cannot be saved only costs time
             memory.save(cache_file(config, out))

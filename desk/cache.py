@@ -52,6 +52,7 @@ class BuildCache:
     """Mutable memory between builds; a build reads the old units and writes new ones."""
 
     site_id: str = ""
+    search_key: str = ""
     units: dict[str, Unit] = field(default_factory=dict)
     parsed: dict[str, ParsedFile] = field(default_factory=dict)
     # In-process only: feed entries by story key, and the template environment (Jinja
@@ -72,6 +73,7 @@ class BuildCache:
         data = {
             "version": CACHE_VERSION,
             "site_id": self.site_id,
+            "search_key": self.search_key,
             "units": {k: [u.key, list(u.files), u.json_digest] for k, u in self.units.items()},
         }
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -88,7 +90,8 @@ class BuildCache:
             if data.get("version") != CACHE_VERSION:
                 return cls()
             units = {k: Unit(v[0], tuple(v[1]), v[2]) for k, v in data["units"].items()}
-            return cls(site_id=str(data["site_id"]), units=units)
+            return cls(site_id=str(data["site_id"]), search_key=str(data.get("search_key", "")),
+                       units=units)
         except (OSError, ValueError, KeyError, TypeError, IndexError):
             return cls()
 
@@ -157,6 +160,11 @@ class Ledger:
                      json_digest: str = "") -> None:
         """Remember the files rendered for a unit."""
         self.units[unit_id] = Unit(key, files, json_digest)
+
+    def search_key(self) -> str:
+        """What the search index depends on: every story page's key."""
+        return digest(*(f"{k}={u.key}" for k, u in sorted(self.units.items())
+                        if k.startswith("/stories/")))
 
     def site_id(self) -> str:
         """A deterministic id of what was built (same input, same id)."""

@@ -142,6 +142,10 @@ class Staging:
             self.bytes += len(output.data)
         self._pool.flush()
 
+    def flush(self) -> None:
+        """Wait for the files submitted so far."""
+        self._pool.flush()
+
     def claim(self, relative: str) -> None:
         """Note that a file is staged (by this process or a render worker)."""
         if relative in self._written:

@@ -6,7 +6,9 @@ For each corpus size (default 1,000 and 10,000 seed-sized stories) it measures:
 - the hourly publish: 10 new and 10 edited stories;
 - `desk serve`: a one-story save until the reload event is sent, median of several edits.
 
-Single figures drift on shared machines; compare ratios measured in the same run.
+Builds run without the search index (--no-search), as the other generators would; Pagefind's
+own indexing time is not part of these figures. Single figures drift on shared machines;
+compare ratios measured in the same run.
 Usage: python tests/bench.py [--sizes 1000,10000] [--edits 5] [--keep DIR]
 """
 
@@ -76,7 +78,7 @@ def desk_build(root: Path) -> tuple[float, float]:
     started = time.perf_counter()
     subprocess.run([sys.executable, "-m", "desk", "build", "--config", str(REPO / "pyproject.toml"),
                     "--content", str(root / "content"), "--out", str(root / "public"),
-                    "--now", NOW], check=True, stdout=subprocess.DEVNULL)
+                    "--now", NOW, "--no-search"], check=True, stdout=subprocess.DEVNULL)
     seconds = time.perf_counter() - started
     peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     return seconds, max(peak, before) / 1024

@@ -138,3 +138,21 @@ def test_config_edit_rebuilds_and_no_cache_leaves_no_memory(tmp_path: Path) -> N
     shutil.rmtree(tmp_path / "cache")
     assert build(renamed, NOW, use_cache=False).ok
     assert not (tmp_path / "cache").exists()
+
+
+def test_search_index_is_kept_until_a_story_changes(tmp_path: Path) -> None:
+    content = tmp_path / "content"
+    make_corpus(content, 6)
+    config = load_config(REPO / "pyproject.toml", {"cache_dir": tmp_path / "cache",
+                                                   "content_dir": content,
+                                                   "output_dir": tmp_path / "public"})
+    assert build(config, NOW).ok
+    entry = config.output_dir / "pagefind" / "pagefind-entry.json"
+    inode = entry.stat().st_ino
+    assert build(config, NOW).ok
+    assert entry.stat().st_ino == inode  # linked, not indexed again
+    write_story(content, make_story(40, published_at=datetime(2026, 11, 10, 9, tzinfo=UTC),
+                                    headline="Brand new"))
+    assert build(config, NOW).ok
+    assert entry.stat().st_ino != inode
+    assert tree(config.output_dir) == fresh(content, tmp_path, "fresh4", search=True)
