@@ -34,7 +34,7 @@ from desk.render.story import render_story
 from desk.render.templates import make_environment, site_context, template_finding
 from desk.render.view import story_signature
 from desk.urls import relative_file
-from desk.writer import Staging, WriteError
+from desk.writer import SiteWriter, Staging, WriteError
 
 DESK_VERSION = version("desk")
 Progress = Callable[[int, int], None]
@@ -94,6 +94,7 @@ def build(
     remove_old: Callable[[Path], None] | None = None,
     use_cache: bool = True,
     progress: Progress | None = None,
+    writer: Callable[[Path], SiteWriter] | None = None,
 ) -> BuildReport:
     """Build the site into out_dir (default: config.output_dir), or refuse on errors.
 
@@ -102,7 +103,8 @@ def build(
     how many processes may render stories (forked; not for callers with threads).
     `remove_old` deletes the replaced site (default: at once, before returning).
     `use_cache=False` neither reads nor writes the saved memory (a from-scratch build).
-    `progress(done, total)` is told how rendering goes, story by story.
+    `progress(done, total)` is told how rendering goes, story by story. `writer` makes
+    the object that puts files in place (default: a staging folder swapped in whole).
     """
     out = out_dir if out_dir is not None else config.output_dir
     persistent = cache is None and use_cache
@@ -130,7 +132,7 @@ def build(
     catalog = build_catalog(loaded.stories, config, now, future)
     lap("catalog")
     try:
-        staging = Staging(out)
+        staging = (writer or Staging)(out)
     except (WriteError, OSError) as exc:
         findings.insert(0, Finding(str(out), "", "output", str(exc).removeprefix(f"{out}: ")))
         return BuildReport(False, tuple(findings), timings=timings)
@@ -196,7 +198,7 @@ def render_outputs(
     assets: tuple[Asset, ...],
     now: datetime,
     ledger: Ledger,
-    staging: Staging,
+    staging: SiteWriter,
     jobs: int = 1,
     memory: BuildCache | None = None,
     progress: Progress | None = None,

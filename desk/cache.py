@@ -59,6 +59,7 @@ class BuildCache:
     # reloads a template whose file changed) by what it was made from.
     feed_entries: dict[str, Any] = field(default_factory=dict)
     environment: tuple[str, Any] | None = None
+    present: set[str] = field(default_factory=set)  # files of the live preview's folder
 
     def file_signature(self, path: Path) -> tuple[int, int, int] | None:
         """The stat values that change whenever a file's bytes do."""

@@ -32,7 +32,7 @@ from desk.build import BuildReport, build
 from desk.cache import BuildCache
 from desk.config import Config, ConfigError
 from desk.findings import Finding
-from desk.writer import remove_tree
+from desk.writer import InPlace, files_of, remove_tree
 
 EVENTS_PATH = "/__desk/events"
 CONTENT_TYPES = {
@@ -70,6 +70,8 @@ class SiteState:
     errors: tuple[Finding, ...] = ()
     changed: threading.Condition = field(default_factory=threading.Condition)
     closing: bool = False
+    # Held while a request reads a file and while an in-place rebuild writes files.
+    files: threading.Lock = field(default_factory=threading.Lock)
 
     @property
     def token(self) -> str:
@@ -190,14 +192,16 @@ def make_handler(state: SiteState) -> type[BaseHTTPRequestHandler]:
                 self.send(404, CONTENT_TYPES[".html"], inject(body, reload_snippet(state)), head)
                 return
             try:
-                body = found.read_bytes()
+                with state.files:
+                    body = found.read_bytes()
             except OSError:
                 # The site was swapped between resolving and reading: try once more.
-                status, found = resolve_request_path(root, self.path)
+                with state.files:
+                    status, found = resolve_request_path(root, self.path)
+                    body = found.read_bytes() if isinstance(found, Path) else b""
                 if not isinstance(found, Path):
                     self.send(404, "text/plain; charset=utf-8", b"Not found\n", head)
                     return
-                body = found.read_bytes()
             kind = SPECIAL_TYPES.get(found.name) or CONTENT_TYPES.get(
                 found.suffix, "application/octet-stream")
             if found.suffix == ".html":
@@ -272,8 +276,12 @@ class DevServer:
         shown = "localhost" if host in ("0.0.0.0", "::") else str(self.host)
         self.base_url = f"http://{shown}:{self.port}"
 
-    def rebuild(self, reason: str) -> BuildReport | None:
-        """Run the build once and publish its outcome."""
+    def rebuild(self, reason: str, content_only: bool = False) -> BuildReport | None:
+        """Run the build once and publish its outcome.
+
+        After a change to stories only, the site folder is updated in place (only the
+        files that changed are written); any other change rebuilds into a new folder.
+        """
         started = time.perf_counter()
         try:
             # No search index in the preview: it would cost seconds on every save.
@@ -285,12 +293,21 @@ class DevServer:
             self._report(reason, None, findings, time.perf_counter() - started)
             return None
         now = self._now or datetime.now(UTC)
+        in_place = content_only and self.state.has_site
         report = build(config, now, future=self._future, out_dir=self.state.folder,
-                       cache=self._memory, remove_old=self._remove_later)
+                       cache=self._memory, remove_old=self._remove_later,
+                       writer=self._in_place if in_place else None)
+        if report.ok and not in_place:
+            self._memory.present = set()  # a new folder: listed again when next needed
         errors = report.errors if not report.ok else ()
         self.state.publish(report, errors)
         self._report(reason, report, errors, time.perf_counter() - started)
         return report
+
+    def _in_place(self, folder: Path) -> InPlace:
+        if not self._memory.present:
+            self._memory.present = files_of(folder)
+        return InPlace(folder, self.state.files, self._memory.present)
 
     def _remove_later(self, old_site: Path) -> None:
         """Delete a replaced site after the reload is sent, away from the build's names."""
@@ -327,12 +344,18 @@ class DevServer:
             paths = self.watch_paths()
         except ConfigError:
             paths = [self._project_file] if self._project_file else []
+        try:
+            content: Path | None = self._load(self.base_url).content_dir.resolve()
+        except ConfigError:
+            content = None
         for changes in watchfiles.watch(*paths, debounce=400, step=30, stop_event=self._stop,
                                         raise_interrupt=False):
             names = sorted({_shorten(path) for _, path in changes})
             reason = "changed " + ", ".join(names[:3]) + (" …" if len(names) > 3 else "")
+            content_only = content is not None and all(
+                Path(path).resolve().is_relative_to(content) for _, path in changes)
             try:
-                self.rebuild(reason)
+                self.rebuild(reason, content_only)
             except Exception as exc:  # noqa: BLE001 - nothing an editor saves may stop the server
                 finding = Finding("desk", "", "internal", f"build crashed: {exc!r}")
                 self.state.publish(None, (finding,))

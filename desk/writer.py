@@ -14,12 +14,13 @@ import ctypes.util
 import errno
 import os
 import shutil
+import threading
 import uuid
 from collections import deque
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from desk import urls
 from desk.render import Output
@@ -76,6 +77,35 @@ def remove_leftovers(out_dir: Path) -> None:
                 (entry / MARKER).is_file() or not any(entry.iterdir())
             ):
                 shutil.rmtree(entry, ignore_errors=True)
+
+
+class SiteWriter(Protocol):
+    """What a build needs of the thing that puts its files in place."""
+
+    out_dir: Path
+    path: Path
+    previous_id: str | None
+    files: int
+    bytes: int
+
+    def write(self, outputs: Iterable[Output]) -> None: ...
+    def copy(self, source: Path, path: str) -> None: ...
+    def flush(self) -> None: ...
+    def claim(self, relative: str) -> None: ...
+    def adopt(self, files: tuple[str, ...], size: int) -> None: ...
+    def link_previous(self, files: tuple[str, ...]) -> bool: ...
+    def swap_in(self, site_id: str, remove: Callable[[Path], None] | None = None) -> None: ...
+    def discard(self) -> None: ...
+
+
+def files_of(folder: Path) -> set[str]:
+    """Every file below a site folder but desk's marker, as relative paths."""
+    found = set()
+    for root, _, names in os.walk(folder):
+        for name in names:
+            found.add(os.path.relpath(os.path.join(root, name), folder).replace(os.sep, "/"))
+    found.discard(MARKER)
+    return found
 
 
 class FilePool:
@@ -273,3 +303,89 @@ def _exchange(a: Path, b: Path) -> bool:
         return False
     result = renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE)
     return bool(result == 0)
+
+
+class InPlace:
+    """Updates a desk-made folder where it stands: the live-preview writer.
+
+    Rendered files are held in memory until `swap_in`, which writes them and deletes the
+    files the new build no longer has, all under `lock` (the server holds the same lock
+    while it reads a file, so no request sees a half-updated site). Unchanged units cost
+    nothing: their files are already in place. A failed build changes nothing on disk.
+    """
+
+    def __init__(self, out_dir: Path, lock: threading.Lock, present: set[str]) -> None:
+        if not (out_dir / MARKER).is_file():
+            raise WriteError(f"{out_dir}: not a desk-made folder")
+        self.out_dir = out_dir
+        self.path = out_dir
+        self.previous_id = site_id_of(out_dir)
+        self.files = 0
+        self.bytes = 0
+        self._lock = lock
+        self._present = present  # the files of the current site (kept up to date here)
+        self._pending: dict[str, bytes] = {}
+        self._kept: set[str] = set()
+
+    def write(self, outputs: Iterable[Output]) -> None:
+        """Hold outputs until the build succeeds."""
+        for output in outputs:
+            relative = urls.relative_file(output.path)
+            self.claim(relative)
+            self._pending[relative] = output.data
+            self.files += 1
+            self.bytes += len(output.data)
+
+    def claim(self, relative: str) -> None:
+        """Note that a file belongs to the new site."""
+        if relative in self._pending or relative in self._kept:
+            raise WriteError(f"two outputs for /{relative}")
+        self._kept.add(relative)
+
+    def adopt(self, files: tuple[str, ...], size: int) -> None:
+        """Not used: the live preview renders in one process."""
+        raise WriteError("render workers cannot write into a live folder")
+
+    def link_previous(self, files: tuple[str, ...]) -> bool:
+        """Keep unchanged files where they are (False if one is missing or claimed)."""
+        if any(f not in self._present or f in self._kept for f in files):
+            return False
+        self._kept.update(files)
+        self.files += len(files)
+        return True
+
+    def copy(self, source: Path, path: str) -> None:
+        """A static asset: rewritten only when its bytes changed."""
+        relative = urls.relative_file(path)
+        data = source.read_bytes()
+        target = self.out_dir / relative
+        if relative in self._present and target.is_file() and target.read_bytes() == data:
+            self.claim(relative)
+            self.files += 1
+        else:
+            self.write([Output(path, data)])
+
+    def flush(self) -> None:
+        """Nothing is written before swap_in."""
+
+    def swap_in(self, site_id: str, remove: Callable[[Path], None] | None = None) -> None:
+        """Write the new files and delete the stale ones, under the lock."""
+        del remove  # nothing old to remove: the folder is updated where it stands
+        current = self._kept
+        with self._lock:
+            for relative, data in self._pending.items():
+                target = self.out_dir / relative
+                target.parent.mkdir(parents=True, exist_ok=True)
+                temporary = target.with_name(f".{target.name}.desk-new")
+                temporary.write_bytes(data)
+                os.replace(temporary, target)
+            for relative in sorted(self._present - current):
+                with contextlib.suppress(FileNotFoundError):
+                    (self.out_dir / relative).unlink()
+            (self.out_dir / MARKER).write_bytes(_MARKER_TEXT + f"site-id: {site_id}\n".encode())
+        self._present.clear()
+        self._present.update(current)
+
+    def discard(self) -> None:
+        """Forget the held files; the folder was never touched."""
+        self._pending.clear()

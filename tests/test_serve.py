@@ -168,8 +168,10 @@ def test_fifty_clients_during_rebuilds_get_complete_pages(server: DevServer) -> 
     failures: list[str] = []
 
     def rebuild_loop() -> None:
-        while not stop.is_set():
-            server.rebuild("load test")
+        in_place = False
+        while not stop.is_set():  # swaps and in-place updates, in turn
+            server.rebuild("load test", content_only=in_place)
+            in_place = not in_place
 
     def client() -> None:
         for _ in range(5):
@@ -230,3 +232,34 @@ def test_port_in_use_is_one_clear_line(server: DevServer) -> None:
     assert result.exit_code == 1
     assert result.stderr == (f"desk serve: port {server.port} on 127.0.0.1 is in use; "
                              f"try --port {server.port + 1}\n")
+
+
+def test_in_place_rebuilds_equal_a_fresh_build(server: DevServer, tmp_path: Path) -> None:
+    from conftest import tree
+
+    from desk.build import build
+
+    content = tmp_path / "content"
+    for n in range(2, 6):
+        write_story(content, make_story(n))
+    assert server.rebuild("test", content_only=True) is not None  # new stories
+    write_story(content, make_story(3, headline="Edited in place"))
+    next(content.rglob("story-number-4.json")).unlink()
+    before = server.state.folder.stat().st_ino
+    report = server.rebuild("test", content_only=True)
+    assert report is not None and report.ok and report.reused > 0
+    assert server.state.folder.stat().st_ino == before  # the same folder, updated
+    config = load_config(REPO / "pyproject.toml", {
+        "content_dir": content, "base_url": server.base_url, "search": False,
+        "cache_dir": tmp_path / "cache"})
+    assert build(config, NOW, out_dir=tmp_path / "fresh").ok
+    assert tree(server.state.folder) == tree(tmp_path / "fresh")
+    _, _, body = raw_get(server, "/stories/2026-11-14/story-number-3/")
+    assert b"Edited in place" in body
+    status, _, _ = raw_get(server, "/stories/2026-11-14/story-number-4/")
+    assert status == 404
+
+    site = tree(server.state.folder)
+    (content / "stories/2026-11-14/story-number-5.json").write_text("{broken")
+    assert not server.rebuild("test", content_only=True).ok
+    assert tree(server.state.folder) == site  # a failed build touches nothing
