@@ -224,7 +224,7 @@ def serve_command(content: Path | None, host: str, port: int, now: datetime | No
         click.echo(f"desk serve: {exc}", err=True)
         sys.exit(1)
     try:
-        server.rebuild("start")
+        server.rebuild("start", jobs=os.cpu_count() or 1)  # no threads run yet: forking is safe
         server.start()
         click.echo(f"Serving {server.base_url}/ (Ctrl-C to stop)", err=True)
         if open_browser:

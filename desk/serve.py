@@ -276,11 +276,13 @@ class DevServer:
         shown = "localhost" if host in ("0.0.0.0", "::") else str(self.host)
         self.base_url = f"http://{shown}:{self.port}"
 
-    def rebuild(self, reason: str, content_only: bool = False) -> BuildReport | None:
+    def rebuild(self, reason: str, content_only: bool = False,
+                jobs: int = 1) -> BuildReport | None:
         """Run the build once and publish its outcome.
 
         After a change to stories only, the site folder is updated in place (only the
         files that changed are written); any other change rebuilds into a new folder.
+        `jobs` > 1 forks render workers: only before the server's threads start.
         """
         started = time.perf_counter()
         try:
@@ -296,7 +298,7 @@ class DevServer:
         in_place = content_only and self.state.has_site
         report = build(config, now, future=self._future, out_dir=self.state.folder,
                        cache=self._memory, remove_old=self._remove_later,
-                       writer=self._in_place if in_place else None)
+                       writer=self._in_place if in_place else None, jobs=jobs)
         if report.ok and not in_place:
             self._memory.present = set()  # a new folder: listed again when next needed
         errors = report.errors if not report.ok else ()
