@@ -226,10 +226,13 @@ def serve_command(content: Path | None, host: str, port: int, now: datetime | No
     try:
         server.rebuild("start", jobs=os.cpu_count() or 1)  # no threads run yet: forking is safe
         server.start()
-        click.echo(f"Serving {server.base_url}/ (Ctrl-C to stop)", err=True)
-        if open_browser:
-            webbrowser.open(server.base_url + "/")
-        server.watch()
+
+        def announce() -> None:  # once saves are being watched
+            click.echo(f"Serving {server.base_url}/ (Ctrl-C to stop)", err=True)
+            if open_browser:
+                webbrowser.open(server.base_url + "/")
+
+        server.watch(ready=announce)
     except KeyboardInterrupt:
         pass
     finally:

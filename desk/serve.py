@@ -340,8 +340,8 @@ class DevServer:
             paths.append(self._project_file)
         return [p for p in paths if p.exists()]
 
-    def watch(self) -> None:
-        """Rebuild on every batch of changes until stopped."""
+    def watch(self, ready: Callable[[], None] | None = None) -> None:
+        """Rebuild on every batch of changes until stopped; `ready()` once watching."""
         try:
             paths = self.watch_paths()
         except ConfigError:
@@ -350,8 +350,15 @@ class DevServer:
             content: Path | None = self._load(self.base_url).content_dir.resolve()
         except ConfigError:
             content = None
+        # Timeouts yield empty batches: the first one says the watcher is in place.
         for changes in watchfiles.watch(*paths, debounce=400, step=30, stop_event=self._stop,
-                                        raise_interrupt=False):
+                                        raise_interrupt=False, rust_timeout=500,
+                                        yield_on_timeout=True):
+            if ready is not None:
+                ready()
+                ready = None
+            if not changes:
+                continue
             names = sorted({_shorten(path) for _, path in changes})
             reason = "changed " + ", ".join(names[:3]) + (" …" if len(names) > 3 else "")
             content_only = content is not None and all(

@@ -138,6 +138,8 @@ def main() -> None:
     parser.add_argument("--sizes", default="1000,10000")
     parser.add_argument("--edits", type=int, default=5)
     parser.add_argument("--keep", type=Path, help="work in this folder and keep it")
+    parser.add_argument("--serve-only", action="store_true",
+                        help="measure only desk serve (skip the three builds)")
     args = parser.parse_args()
     seed = json.loads(SEED.read_text(encoding="utf-8"))
     rows = []
@@ -148,16 +150,18 @@ def main() -> None:
         root.mkdir(parents=True)
         print(f"{count} stories: writing the corpus…", flush=True)
         write_corpus(root / "content", count, seed)
-        cold, peak = desk_build(root)
-        print(f"  cold build {cold:.2f} s, peak {peak:.0f} MB", flush=True)
-        unchanged, _ = desk_build(root)
-        print(f"  nothing changed {unchanged:.2f} s", flush=True)
-        for n in range(count, count + 10):
-            save(root / "content", story(n, seed))
-        for n in range(0, count, max(1, count // 10))[:10]:
-            save(root / "content", story(n, seed, edit=1))
-        hourly, _ = desk_build(root)
-        print(f"  hourly publish (10 new, 10 edited) {hourly:.2f} s", flush=True)
+        cold = peak = unchanged = hourly = float("nan")
+        if not args.serve_only:
+            cold, peak = desk_build(root)
+            print(f"  cold build {cold:.2f} s, peak {peak:.0f} MB", flush=True)
+            unchanged, _ = desk_build(root)
+            print(f"  nothing changed {unchanged:.2f} s", flush=True)
+            for n in range(count, count + 10):
+                save(root / "content", story(n, seed))
+            for n in range(0, count, max(1, count // 10))[:10]:
+                save(root / "content", story(n, seed, edit=1))
+            hourly, _ = desk_build(root)
+            print(f"  hourly publish (10 new, 10 edited) {hourly:.2f} s", flush=True)
         latency = serve_latency(root, seed, count, args.edits)
         median = statistics.median(latency)
         print(f"  serve save-to-reload median {median * 1000:.0f} ms "
