@@ -27,6 +27,7 @@ class Catalog:
     newsrooms: tuple[Group, ...]
     editions: tuple[Group, ...]
     by_path: dict[str, LoadedStory] = field(repr=False)
+    edition_index: dict[str, int] = field(repr=False, default_factory=dict)
 
     @property
     def latest_edition(self) -> Group | None:
@@ -44,10 +45,9 @@ class Catalog:
 
     def neighbours(self, edition: str) -> tuple[Group | None, Group | None]:
         """(older, newer) editions around one edition."""
-        keys = [g.key for g in self.editions]
-        i = keys.index(edition)
+        i = self.edition_index[edition]
         newer = self.editions[i - 1] if i > 0 else None
-        older = self.editions[i + 1] if i + 1 < len(keys) else None
+        older = self.editions[i + 1] if i + 1 < len(self.editions) else None
         return older, newer
 
 
@@ -95,4 +95,5 @@ def build_catalog(
         newsrooms=newsrooms,
         editions=editions,
         by_path={s.url_path: s for s in published},
+        edition_index={g.key: i for i, g in enumerate(editions)},
     )
