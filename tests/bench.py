@@ -174,6 +174,9 @@ def main() -> None:
           "| serve save→reload (median) |")
     print("|---|---|---|---|---|---|")
     for count, cold, peak, unchanged, hourly, median in rows:
+        if cold != cold:  # NaN: --serve-only
+            print(f"| {count:,} | – | – | – | – | {median * 1000:.0f} ms |")
+            continue
         print(f"| {count:,} | {cold:.2f} s | {peak:.0f} MB | {unchanged:.2f} s "
               f"({unchanged / cold:.2f}× cold) | {hourly:.2f} s ({hourly / cold:.2f}× cold) "
               f"| {median * 1000:.0f} ms |")
