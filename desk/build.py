@@ -123,7 +123,7 @@ def build(
 
     loaded = load_content(config, ParseCache(memory))
     findings = list(loaded.findings)
-    findings += check_stories(loaded.stories, config)
+    findings += check_stories(loaded.stories, config, None if persistent else memory.checks)
     findings = sort_findings(findings)
     lap("load")
     if any(f.is_error for f in findings):

@@ -60,6 +60,7 @@ class BuildCache:
     feed_entries: dict[str, Any] = field(default_factory=dict)
     environment: tuple[str, Any] | None = None
     present: set[str] = field(default_factory=set)  # files of the live preview's folder
+    checks: dict[str, Any] = field(default_factory=dict)  # findings by story file
 
     def file_signature(self, path: Path) -> tuple[int, int, int] | None:
         """The stat values that change whenever a file's bytes do."""

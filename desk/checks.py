@@ -21,17 +21,36 @@ REUSE_FIELDS = ("version", "summary", "attribution", "link_rule", "keep_ids_rule
                 "no_endorsement")
 
 
-def check_stories(stories: tuple[LoadedStory, ...], config: Config) -> list[Finding]:
-    """Every provenance finding for every story, in path order."""
+def check_stories(
+    stories: tuple[LoadedStory, ...],
+    config: Config,
+    memo: dict[str, tuple[str, list[Finding]]] | None = None,
+) -> list[Finding]:
+    """Every provenance finding for every story, in path order.
+
+    `memo` (desk serve's) remembers each story's findings under what they depend on: the
+    file's bytes, the configuration and whether its related links lead to a story.
+    """
     findings: list[Finding] = []
     first_with_id: dict[str, LoadedStory] = {}
     known_paths = {item.url_path for item in stories}
+    settings = config.model_dump_json()
     for item in stories:
         other = first_with_id.setdefault(item.story.id, item)
         if other is not item:
             findings.append(Finding(item.path, "/id", "duplicate-id",
                                     f"id {item.story.id!r} is also the id of {other.path}"))
-        findings.extend(check_story(item, config, known_paths))
+        if memo is None:
+            findings.extend(check_story(item, config, known_paths))
+            continue
+        related = "".join(
+            "1" if urls.internal_story_path(r.url, config, item.story.url) in known_paths
+            else "0" for r in item.story.related)
+        key = f"{item.digest}|{related}|{settings}"
+        known = memo.get(item.path)
+        if known is None or known[0] != key:
+            known = memo[item.path] = (key, check_story(item, config, known_paths))
+        findings.extend(known[1])
     return findings
 
 

@@ -156,3 +156,21 @@ def test_search_index_is_kept_until_a_story_changes(tmp_path: Path) -> None:
     assert build(config, NOW).ok
     assert entry.stat().st_ino != inode
     assert tree(config.output_dir) == fresh(content, tmp_path, "fresh4", search=True)
+
+
+def test_remembered_check_findings_follow_related_stories(tmp_path: Path) -> None:
+    content = tmp_path / "content"
+    related = [{"url": "https://hangingcontext.com/stories/2026-11-14/story-number-2/",
+                "headline": "Two"}]
+    write_story(content, make_story(1, related=related))
+    config = load_config(REPO / "pyproject.toml", {"cache_dir": tmp_path / "cache",
+                                                   "search": False, "content_dir": content,
+                                                   "output_dir": tmp_path / "site"})
+    memory = BuildCache()
+    first = build(config, NOW.replace(day=15), cache=memory)
+    assert [f.code for f in first.warnings] == ["related-missing"]
+    write_story(content, make_story(2))
+    second = build(config, NOW.replace(day=15), cache=memory)
+    assert [f.code for f in second.warnings] == []
+    again = build(config, NOW.replace(day=15), cache=memory)
+    assert again.findings == second.findings
