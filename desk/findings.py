@@ -54,6 +54,11 @@ class Finding:
         return data
 
 
+def escape_pointer(key: str) -> str:
+    """A key as a JSON pointer segment (RFC 6901: ~ and / escaped)."""
+    return key.replace("~", "~0").replace("/", "~1")
+
+
 def sort_findings(findings: Iterable[Finding]) -> list[Finding]:
     """Errors first, then warnings; each group by file and pointer, as found within a file."""
     indexed = list(enumerate(findings))

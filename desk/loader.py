@@ -22,7 +22,7 @@ from pydantic import ValidationError
 
 from desk import urls
 from desk.config import Config
-from desk.findings import Finding
+from desk.findings import Finding, escape_pointer
 from desk.models import Story
 from desk.prose import clean_text
 
@@ -252,7 +252,7 @@ def _pointer_for(loc: tuple[int | str, ...], data: Any) -> str:
         if isinstance(current, dict) and isinstance(item, str):
             if item not in current and _is_tag(item):
                 continue
-            parts.append(item.replace("~", "~0").replace("/", "~1"))
+            parts.append(escape_pointer(item))
             current = current.get(item)
         elif isinstance(current, list) and isinstance(item, int) and 0 <= item < len(current):
             parts.append(str(item))
@@ -319,16 +319,13 @@ def _without_forbidden(value: Any, pointer: str, shown: str, findings: list[Find
                                     severity="warning"))
         return cleaned
     if isinstance(value, dict):
-        return {clean_text(k): _without_forbidden(v, f"{pointer}/{_escape(k)}", shown, findings)
+        return {clean_text(k): _without_forbidden(v, f"{pointer}/{escape_pointer(k)}", shown,
+                                                  findings)
                 for k, v in value.items()}
     if isinstance(value, list):
         return [_without_forbidden(v, f"{pointer}/{i}", shown, findings)
                 for i, v in enumerate(value)]
     return value
-
-
-def _escape(key: str) -> str:
-    return key.replace("~", "~0").replace("/", "~1")
 
 
 def _lone_surrogates(value: Any, pointer: str) -> Iterator[str]:
@@ -337,7 +334,7 @@ def _lone_surrogates(value: Any, pointer: str) -> Iterator[str]:
             yield pointer
     elif isinstance(value, dict):
         for key, item in value.items():
-            child = pointer + "/" + key.replace("~", "~0").replace("/", "~1")
+            child = pointer + "/" + escape_pointer(key)
             if _SURROGATE.search(key):
                 yield child
             else:

@@ -28,6 +28,7 @@ from pydantic import (
     model_validator,
 )
 
+from desk.findings import escape_pointer
 from desk.segments import check_edition, check_segment
 
 SCHEMA = "hangingcontext.desk/1"
@@ -97,11 +98,11 @@ class DeskModel(BaseModel):
         """Yield (JSON pointer, key, the model's known keys) for every unknown key below."""
         known = tuple(field.alias or name for name, field in type(self).model_fields.items())
         for key in self.model_extra or {}:
-            yield f"{pointer}/{_escape_pointer(key)}", key, known
+            yield f"{pointer}/{escape_pointer(key)}", key, known
         for name in type(self).model_fields:
             value = getattr(self, name)
             key = type(self).model_fields[name].alias or name
-            yield from _unknown_in(value, f"{pointer}/{_escape_pointer(key)}")
+            yield from _unknown_in(value, f"{pointer}/{escape_pointer(key)}")
 
 
 def _in_key_order(value: Any, data: Any) -> Any:
@@ -129,10 +130,6 @@ def _unknown_in(value: Any, pointer: str) -> Iterator[tuple[str, str, tuple[str,
     elif isinstance(value, tuple):
         for i, item in enumerate(value):
             yield from _unknown_in(item, f"{pointer}/{i}")
-
-
-def _escape_pointer(key: str) -> str:
-    return key.replace("~", "~0").replace("/", "~1")
 
 
 class Labels(DeskModel):
