@@ -22,10 +22,10 @@ from desk import urls
 from desk.assets import Asset, collect_assets
 from desk.cache import BuildCache, Ledger, ParseCache, digest, folder_fingerprint
 from desk.catalog import Catalog, build_catalog
-from desk.checks import check_stories
+from desk.checks import inspect_content
 from desk.config import Config
-from desk.findings import Finding, sort_findings
-from desk.loader import LoadedStory, load_content
+from desk.findings import Finding
+from desk.loader import LoadedStory
 from desk.parallel import Rendered, RenderFailed, collect, rendered, start_workers, stop_workers
 from desk.prose import Prose
 from desk.render import Output
@@ -121,10 +121,8 @@ def build(
         timings[stage] = current - clock
         clock = current
 
-    loaded = load_content(config, ParseCache(memory))
-    findings = list(loaded.findings)
-    findings += check_stories(loaded.stories, config, None if persistent else memory.checks)
-    findings = sort_findings(findings)
+    loaded, findings = inspect_content(config, ParseCache(memory),
+                                       None if persistent else memory.checks)
     lap("load")
     if any(f.is_error for f in findings):
         return BuildReport(False, tuple(findings), timings=timings)

@@ -12,13 +12,26 @@ from datetime import datetime, timedelta
 
 from desk import urls
 from desk.config import Config
-from desk.findings import Finding
-from desk.loader import LoadedStory
+from desk.findings import Finding, sort_findings
+from desk.loader import LoadedStory, LoadResult, ParseMemory, load_content
 from desk.models import Cite, Story
 
 # The reuse fields that state terms (the URL fields are the layout's business).
 REUSE_FIELDS = ("version", "summary", "attribution", "link_rule", "keep_ids_rule",
                 "no_endorsement")
+
+
+def inspect_content(
+    config: Config,
+    parse_memory: ParseMemory | None = None,
+    memo: dict[str, tuple[str, list[Finding]]] | None = None,
+) -> tuple[LoadResult, list[Finding]]:
+    """Load the content and check it: what `desk check` prints and `desk build` gates on.
+
+    Returns the load result and every finding, errors first.
+    """
+    loaded = load_content(config, parse_memory)
+    return loaded, sort_findings([*loaded.findings, *check_stories(loaded.stories, config, memo)])
 
 
 def check_stories(

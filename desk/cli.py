@@ -17,11 +17,10 @@ from typing import Any
 import click
 
 from desk.build import BuildReport, build
-from desk.checks import check_stories
+from desk.checks import inspect_content
 from desk.config import Config, ConfigError, find_project_file, load_config
-from desk.findings import Finding, sort_findings
+from desk.findings import Finding
 from desk.linkcheck import check_links
-from desk.loader import load_content
 from desk.report import report_data, report_markdown
 from desk.serve import DevServer, ServeError
 
@@ -186,8 +185,7 @@ def check_command(content: Path | None, strict: bool, fmt: str, links_dir: Path 
         findings = check_links(links_dir, config)
         checked = f"{links_dir}: links"
     else:
-        loaded = load_content(config)
-        findings = sort_findings([*loaded.findings, *check_stories(loaded.stories, config)])
+        loaded, findings = inspect_content(config)
         checked = f"{len(loaded.stories)} stories"
     if fmt == "json":
         click.echo(json.dumps([f.as_dict() for f in findings], ensure_ascii=False, indent=2))
