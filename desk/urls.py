@@ -7,7 +7,7 @@ and every segment is checked so no file can land outside the output folder.
 
 from __future__ import annotations
 
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
 from urllib.parse import urlsplit
 
 from desk.config import Config
@@ -83,13 +83,6 @@ def href(config: Config, path: str) -> str:
     return config.base_path + path
 
 
-def site_path_of(config: Config, url: str) -> str | None:
-    """The site path of an absolute URL under base_url, or None for other URLs."""
-    if url.startswith(config.base_url + "/"):
-        return url[len(config.base_url):]
-    return None
-
-
 def internal_story_path(url: str, config: Config, story_url: str | None = None) -> str | None:
     """The site path a URL points at when it is a story URL of this site, else None.
 
@@ -108,13 +101,6 @@ def internal_story_path(url: str, config: Config, story_url: str | None = None) 
     ):
         return None
     return path if path.startswith("/stories/") else None
-
-
-def output_file(out_dir: Path, path: str) -> Path:
-    """The file that serves a URL path: folders get index.html unless a file is named."""
-    if path.endswith("/"):
-        path += "index.html"
-    return out_dir / relative_file(path)
 
 
 def relative_file(path: str) -> str:
