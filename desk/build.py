@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import os
 import subprocess
 import sys
 import time
@@ -25,8 +26,16 @@ from desk.catalog import Catalog, build_catalog
 from desk.checks import inspect_content
 from desk.config import Config
 from desk.findings import Finding
-from desk.loader import LoadedStory
-from desk.parallel import Rendered, RenderFailed, collect, rendered, start_workers, stop_workers
+from desk.loader import ContentChanged, LoadedStory, read_story
+from desk.parallel import (
+    Rendered,
+    RenderFailed,
+    changed_finding,
+    collect,
+    rendered,
+    start_workers,
+    stop_workers,
+)
 from desk.prose import Prose
 from desk.render import Output
 from desk.render.pages import render_site_pages
@@ -75,7 +84,7 @@ class BuildReport:
     @property
     def next_due(self) -> datetime | None:
         """When the earliest held story is due."""
-        return min((s.story.published_at for s in self.held), default=None)
+        return min((s.summary.published_at for s in self.held), default=None)
 
 
 def cache_file(config: Config, out_dir: Path) -> Path:
@@ -121,8 +130,9 @@ def build(
         timings[stage] = current - clock
         clock = current
 
-    loaded, findings = inspect_content(config, ParseCache(memory),
-                                       None if persistent else memory.checks)
+    settings = digest(DESK_VERSION, os.getcwd(),
+                      config.model_dump_json(exclude={"output_dir", "cache_dir"}))
+    loaded, findings = inspect_content(config, ParseCache(memory, settings), jobs)
     lap("load")
     if any(f.is_error for f in findings):
         return BuildReport(False, tuple(findings), timings=timings)
@@ -164,6 +174,10 @@ def build(
     except RenderFailed as exc:
         staging.discard()
         findings.insert(0, exc.finding)
+        return BuildReport(False, tuple(findings), timings=timings)
+    except ContentChanged as exc:
+        staging.discard()
+        findings.insert(0, changed_finding(exc))
         return BuildReport(False, tuple(findings), timings=timings)
     except (WriteError, OSError) as exc:
         staging.discard()
@@ -233,7 +247,7 @@ def render_outputs(
                                      ).read_bytes()
 
     def render(item: LoadedStory) -> list[Output]:
-        return render_story(item, catalog, config, env, prose, site)
+        return render_story(read_story(item), catalog, config, env, prose, site)
 
     def done(result: Rendered) -> None:
         ledger.record_files(result.path, result.key, result.files, result.json_digest)

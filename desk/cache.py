@@ -15,18 +15,19 @@ match the folder on disk is ignored, and a full build is always correct.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+import orjson
+
 from desk.findings import Finding
-from desk.loader import LoadedStory
+from desk.loader import LoadedStory, Summary
 from desk.render import Output
 from desk.urls import relative_file
 
-CACHE_VERSION = 1
+CACHE_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -55,12 +56,15 @@ class BuildCache:
     search_key: str = ""
     units: dict[str, Unit] = field(default_factory=dict)
     parsed: dict[str, ParsedFile] = field(default_factory=dict)
+    # The site before the current one, kept as a spare folder to recycle (see desk.writer).
+    spare_id: str = ""
+    spare_units: dict[str, Unit] = field(default_factory=dict)
     # In-process only: feed entries by story key, and the template environment (Jinja
     # reloads a template whose file changed) by what it was made from.
     feed_entries: dict[str, Any] = field(default_factory=dict)
     environment: tuple[str, Any] | None = None
     present: set[str] = field(default_factory=set)  # files of the live preview's folder
-    checks: dict[str, Any] = field(default_factory=dict)  # findings by story file
+    parsed_settings: str = ""  # what the remembered findings were checked against
 
     def file_signature(self, path: Path) -> tuple[int, int, int] | None:
         """The stat values that change whenever a file's bytes do."""
@@ -77,10 +81,16 @@ class BuildCache:
             "site_id": self.site_id,
             "search_key": self.search_key,
             "units": {k: [u.key, list(u.files), u.json_digest] for k, u in self.units.items()},
+            "parsed_settings": self.parsed_settings,
+            "parsed": {k: [list(p.signature), _story_to_json(p.story),
+                           [_finding_to_json(f) for f in p.findings]]
+                       for k, p in self.parsed.items()},
+            "spare": {"site_id": self.spare_id,
+                      "units": {k: [u.key, list(u.files)] for k, u in self.spare_units.items()}},
         }
         path.parent.mkdir(parents=True, exist_ok=True)
         temporary = path.with_name(path.name + ".tmp")
-        temporary.write_text(json.dumps(data, separators=(",", ":")), encoding="utf-8")
+        temporary.write_bytes(orjson.dumps(data))
         os.replace(temporary, path)
         _prune(path.parent, keep=path)
 
@@ -88,13 +98,19 @@ class BuildCache:
     def read(cls, path: Path) -> BuildCache:
         """The saved unit memory, or an empty cache if there is none or it is unreadable."""
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = orjson.loads(path.read_bytes())
             if data.get("version") != CACHE_VERSION:
                 return cls()
             units = {k: Unit(v[0], tuple(v[1]), v[2]) for k, v in data["units"].items()}
-            return cls(site_id=str(data["site_id"]), search_key=str(data.get("search_key", "")),
-                       units=units)
-        except (OSError, ValueError, KeyError, TypeError, IndexError):
+            parsed = {k: ParsedFile((v[0][0], v[0][1], v[0][2]), _story_from_json(v[1]),
+                                    tuple(Finding(*f) for f in v[2]))
+                      for k, v in data["parsed"].items()}
+            spare = data["spare"]
+            spare_units = {k: Unit(v[0], tuple(v[1])) for k, v in spare["units"].items()}
+            return cls(site_id=str(data["site_id"]), search_key=str(data["search_key"]),
+                       units=units, parsed=parsed, parsed_settings=str(data["parsed_settings"]),
+                       spare_id=str(spare["site_id"]), spare_units=spare_units)
+        except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
             return cls()
 
 
@@ -174,21 +190,57 @@ class Ledger:
 
 
 class ParseCache:
-    """The loader's memory of parsed files, valid while a file's stat is unchanged."""
+    """The loader's memory of inspected files, valid while a file's stat signature and the
+    settings its checks depend on are unchanged."""
 
-    def __init__(self, cache: BuildCache) -> None:
+    def __init__(self, cache: BuildCache, settings: str) -> None:
         self._cache = cache
+        if cache.parsed_settings != settings:
+            cache.parsed.clear()
+            cache.parsed_settings = settings
 
-    def recall(self, path: Path) -> tuple[LoadedStory | None, tuple[Finding, ...]] | None:
+    def signature(self, path: Path) -> tuple[int, int, int] | None:
+        """The file's stat signature, taken before it is read."""
+        return self._cache.file_signature(path)
+
+    def recall(self, path: Path, signature: Any) -> tuple[LoadedStory | None,
+                                                           tuple[Finding, ...]] | None:
         """The remembered result for an unchanged file."""
         known = self._cache.parsed.get(path.as_posix())
-        if known is None or known.signature != self._cache.file_signature(path):
+        if known is None or signature is None:
             return None
+        if known.signature != signature:
+            # Touched but maybe not changed (a fresh checkout): the bytes decide.
+            if known.story is None or _sha256_of(path) != known.story.digest:
+                return None
+            self.remember(path, signature, (known.story, known.findings))
         return known.story, known.findings
 
-    def remember(self, path: Path, story: LoadedStory | None,
-                 findings: tuple[Finding, ...]) -> None:
-        """Remember a file's result under its current stat signature."""
-        signature = self._cache.file_signature(path)
+    def remember(self, path: Path, signature: Any,
+                 result: tuple[LoadedStory | None, tuple[Finding, ...]]) -> None:
+        """Remember a file's result under the signature taken before it was read."""
         if signature is not None:
-            self._cache.parsed[path.as_posix()] = ParsedFile(signature, story, findings)
+            self._cache.parsed[path.as_posix()] = ParsedFile(signature, *result)
+
+
+def _sha256_of(path: Path) -> str:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return ""
+
+
+def _story_to_json(item: LoadedStory | None) -> Any:
+    if item is None:
+        return None
+    return [item.path, item.digest, item.url_path, item.summary.to_list()]
+
+
+def _story_from_json(data: Any) -> LoadedStory | None:
+    if data is None:
+        return None
+    return LoadedStory(data[0], Summary.from_list(data[3]), data[1], data[2])
+
+
+def _finding_to_json(f: Finding) -> list[Any]:
+    return [f.path, f.pointer, f.code, f.message, f.severity, f.line, f.column]

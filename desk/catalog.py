@@ -37,7 +37,7 @@ class Catalog:
     @property
     def next_due(self) -> datetime | None:
         """When the earliest held story becomes due."""
-        return min((s.story.published_at for s in self.held), default=None)
+        return min((s.summary.published_at for s in self.held), default=None)
 
     def newsroom(self, key: str) -> Group:
         """The group of one newsroom."""
@@ -58,14 +58,14 @@ def paginate(count: int, size: int) -> int:
 
 def newest_first(stories: list[LoadedStory]) -> list[LoadedStory]:
     """Sort by published_at, then id, newest first."""
-    return sorted(stories, key=lambda s: (s.story.published_at, s.story.id), reverse=True)
+    return sorted(stories, key=lambda s: (s.summary.published_at, s.summary.id), reverse=True)
 
 
 def newsroom_title(key: str, stories: tuple[LoadedStory, ...], config: Config) -> str:
     """A newsroom's title: the stories' own newsroom_title, then config, then the key."""
     for item in stories:
-        if item.story.newsroom_title:
-            return item.story.newsroom_title
+        if item.summary.newsroom_title:
+            return item.summary.newsroom_title
     return config.newsrooms.get(key) or key.replace("-", " ").title()
 
 
@@ -73,14 +73,14 @@ def build_catalog(
     stories: tuple[LoadedStory, ...], config: Config, now: datetime, future: bool = False
 ) -> Catalog:
     """Split stories into published and held (after `now`), then group the published ones."""
-    published = newest_first([s for s in stories if future or s.story.published_at <= now])
-    held = tuple(sorted((s for s in stories if not future and s.story.published_at > now),
-                        key=lambda s: (s.story.published_at, s.story.id)))
+    published = newest_first([s for s in stories if future or s.summary.published_at <= now])
+    held = tuple(sorted((s for s in stories if not future and s.summary.published_at > now),
+                        key=lambda s: (s.summary.published_at, s.summary.id)))
     by_newsroom: dict[str, list[LoadedStory]] = {}
     by_edition: dict[str, list[LoadedStory]] = {}
     for item in published:
-        by_newsroom.setdefault(item.story.newsroom, []).append(item)
-        by_edition.setdefault(item.story.edition, []).append(item)
+        by_newsroom.setdefault(item.summary.newsroom, []).append(item)
+        by_edition.setdefault(item.summary.edition, []).append(item)
     newsrooms = tuple(
         Group(key, newsroom_title(key, tuple(items), config), tuple(items))
         for key, items in sorted(by_newsroom.items())

@@ -8,75 +8,132 @@ duplicate-URL findings; these checks need valid models.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import partial
+from pathlib import Path
+from typing import Any, Protocol
 
 from desk import urls
 from desk.config import Config
 from desk.findings import Finding, sort_findings
-from desk.loader import LoadedStory, LoadResult, ParseMemory, load_content
+from desk.loader import LoadedStory, layout_warnings, load_story_file, story_files, url_collisions
 from desk.models import Cite, Story
+from desk.parallel import map_forked
 
 # The reuse fields that state terms (the URL fields are the layout's business).
 REUSE_FIELDS = ("version", "summary", "attribution", "link_rule", "keep_ids_rule",
                 "no_endorsement")
 
 
+class ParseMemory(Protocol):
+    """Remembers each file's inspection while its stat signature is unchanged."""
+
+    def signature(self, path: Path) -> Any: ...
+    def recall(self, path: Path, signature: Any) -> Inspected | None: ...
+    def remember(self, path: Path, signature: Any, result: Inspected) -> None: ...
+
+
+Inspected = tuple[LoadedStory | None, tuple[Finding, ...]]
+
+
 def inspect_content(
     config: Config,
-    parse_memory: ParseMemory | None = None,
-    memo: dict[str, tuple[str, list[Finding]]] | None = None,
+    memory: ParseMemory | None = None,
+    jobs: int = 1,
 ) -> tuple[LoadResult, list[Finding]]:
     """Load the content and check it: what `desk check` prints and `desk build` gates on.
 
-    Returns the load result and every finding, errors first.
+    Each file is inspected on its own (parsed, validated, checked) — by `jobs` forked
+    processes when there are many — unless `memory` knows it unchanged; then the checks
+    across stories run. Returns the load result and every finding, errors first.
     """
-    loaded = load_content(config, parse_memory)
-    return loaded, sort_findings([*loaded.findings, *check_stories(loaded.stories, config, memo)])
+    findings: list[Finding] = []
+    content = config.content_dir
+    if not content.is_dir():
+        findings.append(Finding(str(content), "", "content-missing",
+                                "content folder not found"))
+        return LoadResult((), tuple(findings)), findings
+    paths = story_files(content, findings)
+    results: dict[Path, Inspected] = {}
+    todo: list[tuple[Path, Any]] = []
+    for path in paths:
+        signature = memory.signature(path) if memory is not None else None
+        recalled = memory.recall(path, signature) if memory is not None else None
+        if recalled is None:
+            todo.append((path, signature))
+        else:
+            results[path] = recalled
+    fresh = map_forked(partial(inspect_file, config=config), [p for p, _ in todo],
+                       jobs if len(todo) >= PARALLEL_MIN_FILES else 1)
+    for (path, signature), result in zip(todo, fresh, strict=True):
+        results[path] = result
+        if memory is not None:
+            memory.remember(path, signature, result)
+    loaded: list[LoadedStory] = []
+    for path in paths:
+        item, own = results[path]
+        findings.extend(own)
+        if item is not None:
+            loaded.append(item)
+    findings += url_collisions(loaded)
+    findings += cross_story_findings(loaded, config)
+    return LoadResult(tuple(loaded), tuple(findings)), sort_findings(findings)
 
 
-def check_stories(
-    stories: tuple[LoadedStory, ...],
-    config: Config,
-    memo: dict[str, tuple[str, list[Finding]]] | None = None,
-) -> list[Finding]:
-    """Every provenance finding for every story, in path order.
+# Below this many files to parse, forking costs more than it saves.
+PARALLEL_MIN_FILES = 200
 
-    `memo` (desk serve's) remembers each story's findings under what they depend on: the
-    file's bytes, the configuration and whether its related links lead to a story.
-    """
+
+@dataclass(frozen=True)
+class LoadResult:
+    """Every valid story (in path order) and every finding."""
+
+    stories: tuple[LoadedStory, ...]
+    findings: tuple[Finding, ...]
+
+
+def inspect_file(path: Path, config: Config) -> Inspected:
+    """One file: parsed, validated and checked on its own (nothing across stories)."""
+    findings: list[Finding] = []
+    loaded = load_story_file(path, findings)
+    if loaded is None:
+        return None, tuple(findings)
+    story, sha256 = loaded
+    shown = path.as_posix()
+    findings += layout_warnings(shown, story, config)
+    findings += check_story(shown, story, config)
+    return LoadedStory.of(shown, story, sha256), tuple(findings)
+
+
+def cross_story_findings(stories: list[LoadedStory], config: Config) -> list[Finding]:
+    """The checks that need every story: duplicate ids and related links that lead nowhere."""
     findings: list[Finding] = []
     first_with_id: dict[str, LoadedStory] = {}
     known_paths = {item.url_path for item in stories}
-    settings = config.model_dump_json()
     for item in stories:
-        other = first_with_id.setdefault(item.story.id, item)
+        other = first_with_id.setdefault(item.summary.id, item)
         if other is not item:
             findings.append(Finding(item.path, "/id", "duplicate-id",
-                                    f"id {item.story.id!r} is also the id of {other.path}"))
-        if memo is None:
-            findings.extend(check_story(item, config, known_paths))
-            continue
-        related = "".join(
-            "1" if urls.internal_story_path(r.url, config, item.story.url) in known_paths
-            else "0" for r in item.story.related)
-        key = f"{item.digest}|{related}|{settings}"
-        known = memo.get(item.path)
-        if known is None or known[0] != key:
-            known = memo[item.path] = (key, check_story(item, config, known_paths))
-        findings.extend(known[1])
+                                    f"id {item.summary.id!r} is also the id of {other.path}"))
+        for i, (url, _) in enumerate(item.summary.related):
+            path = urls.internal_story_path(url, config, item.summary.url)
+            if path is not None and path not in known_paths:
+                findings.append(Finding(item.path, f"/related/{i}/url", "related-missing",
+                                        f"{url} points at a story that is not in the content",
+                                        severity="warning"))
     return findings
 
 
-def check_story(item: LoadedStory, config: Config, known_paths: set[str]) -> list[Finding]:
-    """The findings of one story."""
-    story = item.story
+def check_story(path: str, story: Story, config: Config) -> list[Finding]:
+    """The findings of one story on its own."""
     out: list[Finding] = []
 
     def error(pointer: str, code: str, message: str) -> None:
-        out.append(Finding(item.path, pointer, code, message))
+        out.append(Finding(path, pointer, code, message))
 
     def warning(pointer: str, code: str, message: str) -> None:
-        out.append(Finding(item.path, pointer, code, message, severity="warning"))
+        out.append(Finding(path, pointer, code, message, severity="warning"))
 
     listed = {m.manifest_id for m in story.manifests}
     cited: dict[str, None] = {}
@@ -132,11 +189,6 @@ def check_story(item: LoadedStory, config: Config, known_paths: set[str]) -> lis
             warning("/reuse", "reuse-differs",
                     f"differs from the site's reuse terms in {', '.join(differing)}")
 
-    for i, related in enumerate(story.related):
-        path = urls.internal_story_path(related.url, config, story.url)
-        if path is not None and path not in known_paths:
-            warning(f"/related/{i}/url", "related-missing",
-                    f"{related.url} points at a story that is not in the content")
     return out
 
 

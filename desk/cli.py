@@ -160,7 +160,7 @@ def summary(report: BuildReport) -> str:
         held = len(report.held)
         lines.append(f"Held {held} future {'story' if held == 1 else 'stories'}:")
         for item in report.held[:10]:
-            lines.append(f"  {item.url_path} @ {item.story.published_at:%Y-%m-%dT%H:%M:%SZ}")
+            lines.append(f"  {item.url_path} @ {item.summary.published_at:%Y-%m-%dT%H:%M:%SZ}")
         if len(report.held) > 10:
             lines.append(f"  … and {len(report.held) - 10} more")
         if report.next_due:

@@ -12,9 +12,10 @@ import json
 import os
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 from urllib.parse import urlsplit
 
 import orjson
@@ -27,40 +28,106 @@ from desk.models import Story
 from desk.prose import clean_text
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
-# Characters HTML and XML forbid may hide in text, raw or as \u escapes; this finds
-# every file that might hold one, so the others skip the walk below.
-_MAYBE_FORBIDDEN = re.compile(
-    "[\x7f-\x9f\ufdd0-\ufdef\ufffe\uffff]"
-    r"|\\u00[01][0-9a-fA-F]|\\u00[78][0-9a-fA-F]|\\u009[0-9a-fA-F]"
-    r"|\\u[fF][dD][dDeE][0-9a-fA-F]|\\u[fF][fF][fF][eEfF]"
+# Characters HTML and XML forbid may hide in text, raw or as escapes; these find every file
+# that might hold one, so the others skip the walk below. They scan the UTF-8 bytes with
+# patterns led by a literal byte, which is many times faster than one character class.
+_FORBIDDEN_BYTES = (
+    re.compile(rb"\\(?:[bf]|u(?:00[01789][0-9a-fA-F]|[fF][dD][dDeE][0-9a-fA-F]|[fF][fF][fF][eEfF]))"),
+    re.compile(rb"\xc2[\x80-\x9f]"),  # U+0080-U+009F
+    re.compile(rb"\xef(?:\xb7[\x90-\xaf]|\xbf[\xbe\xbf])"),  # U+FDD0-U+FDEF, U+FFFE/F
 )
 
 
-@dataclass(frozen=True)
+def _may_hold_forbidden(raw: bytes) -> bool:
+    return b"\x7f" in raw or any(pattern.search(raw) for pattern in _FORBIDDEN_BYTES)
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    """What lists, feeds, sitemaps and the cross-story checks need of a story.
+
+    Small on purpose: the catalog holds one per story, so a site of any size fits in
+    memory; the full story is read again only to render its own pages.
+    """
+
+    id: str
+    slug: str
+    headline: str
+    dek: str
+    angle: str
+    newsroom: str
+    newsroom_title: str
+    edition: str
+    published_at: datetime
+    modified_at: datetime
+    trust: str
+    trust_text: str
+    url: str | None
+    related: tuple[tuple[str, str], ...]  # (url, headline) of each related story
+
+    @classmethod
+    def of(cls, story: Story) -> Summary:
+        """The summary of a validated story."""
+        return cls(story.id, story.slug, story.headline, story.dek, story.angle,
+                   story.newsroom, story.newsroom_title, story.edition, story.published_at,
+                   story.modified_at, story.labels.trust, story.labels.trust_text, story.url,
+                   tuple((r.url, r.headline) for r in story.related))
+
+    def to_list(self) -> list[Any]:
+        """JSON-ready form (for the build cache)."""
+        return [self.id, self.slug, self.headline, self.dek, self.angle, self.newsroom,
+                self.newsroom_title, self.edition, self.published_at.isoformat(),
+                self.modified_at.isoformat(), self.trust, self.trust_text, self.url,
+                [list(r) for r in self.related]]
+
+    @classmethod
+    def from_list(cls, data: list[Any]) -> Summary:
+        """The inverse of to_list."""
+        return cls(data[0], data[1], data[2], data[3], data[4], data[5], data[6], data[7],
+                   datetime.fromisoformat(data[8]), datetime.fromisoformat(data[9]),
+                   data[10], data[11], data[12], tuple((u, h) for u, h in data[13]))
+
+
+@dataclass(frozen=True, slots=True)
 class LoadedStory:
-    """A valid story and where it came from."""
+    """A valid story file: where it is, its summary and the sha256 of its bytes."""
 
     path: str
-    story: Story
+    summary: Summary
     digest: str
-    url_path: str = field(init=False)
+    url_path: str
 
-    def __post_init__(self) -> None:
-        # Asked for everywhere (catalog, pages, feeds); computed once.
-        object.__setattr__(self, "url_path", story_url_path(self.story))
+    @classmethod
+    def of(cls, path: str, story: Story, digest: str) -> LoadedStory:
+        """The record of a story just validated."""
+        return cls(path, Summary.of(story), digest, story_url_path(story))
 
 
-@dataclass(frozen=True)
-class LoadResult:
-    """Every valid story (in path order) and every finding."""
+class ContentChanged(Exception):
+    """A story file changed between loading and rendering (an editor saved meanwhile)."""
 
-    stories: tuple[LoadedStory, ...]
-    findings: tuple[Finding, ...]
+    def __init__(self, path: str) -> None:
+        super().__init__(f"{path}: changed while the site was being built; build again")
+        self.path = path
 
-    @property
-    def errors(self) -> tuple[Finding, ...]:
-        """The findings that stop a build."""
-        return tuple(f for f in self.findings if f.is_error)
+
+def read_story(item: LoadedStory) -> Story:
+    """The full story of a loaded file, read again (only its own pages need it).
+
+    Raises ContentChanged when the bytes are no longer the ones that were checked.
+    """
+    try:
+        raw = Path(item.path).read_bytes()
+    except OSError:
+        raise ContentChanged(item.path) from None
+    if hashlib.sha256(raw).hexdigest() != item.digest:
+        raise ContentChanged(item.path)
+    ignored: list[Finding] = []  # reported when the file was loaded
+    data = parse_json(raw, item.path, ignored)
+    story = validate_story(data, item.path, ignored) if data is not None else None
+    if story is None:
+        raise ContentChanged(item.path)
+    return story
 
 
 def story_url_path(story: Story) -> str:
@@ -68,42 +135,7 @@ def story_url_path(story: Story) -> str:
     return urls.story_path(story.published_at.date().isoformat(), story.slug)
 
 
-class ParseMemory(Protocol):
-    """Where parsed files can be remembered between loads (see desk.cache)."""
-
-    def recall(self, path: Path) -> tuple[LoadedStory | None, tuple[Finding, ...]] | None: ...
-
-    def remember(self, path: Path, story: LoadedStory | None,
-                 findings: tuple[Finding, ...]) -> None: ...
-
-
-def load_content(config: Config, memory: ParseMemory | None = None) -> LoadResult:
-    """Load every story under CONTENT/stories/, in a stable order."""
-    findings: list[Finding] = []
-    content = config.content_dir
-    if not content.is_dir():
-        findings.append(Finding(str(content), "", "content-missing",
-                                "content folder not found"))
-        return LoadResult((), tuple(findings))
-    loaded: list[LoadedStory] = []
-    for path in _story_files(content, findings):
-        recalled = memory.recall(path) if memory is not None else None
-        if recalled is None:
-            own: list[Finding] = []
-            story_or_none = load_story_file(path, own)
-            if memory is not None:
-                memory.remember(path, story_or_none, tuple(own))
-        else:
-            story_or_none, own = recalled[0], list(recalled[1])
-        findings.extend(own)
-        if story_or_none is not None:
-            loaded.append(story_or_none)
-    findings.extend(_url_collisions(loaded))
-    findings.extend(layout_warnings(loaded, config))
-    return LoadResult(tuple(loaded), tuple(findings))
-
-
-def _story_files(content: Path, findings: list[Finding]) -> list[Path]:
+def story_files(content: Path, findings: list[Finding]) -> list[Path]:
     """Every *.json file below content/stories, skipping hidden names; sorted by path."""
     root = content.resolve()
     stories = content / "stories"
@@ -139,8 +171,8 @@ def _story_files(content: Path, findings: list[Finding]) -> list[Path]:
     return sorted(found, key=lambda p: p.as_posix())
 
 
-def load_story_file(path: Path, findings: list[Finding]) -> LoadedStory | None:
-    """Parse and validate one file; append its findings; return the story if valid."""
+def load_story_file(path: Path, findings: list[Finding]) -> tuple[Story, str] | None:
+    """Parse and validate one file; append its findings; the story and its sha256 if valid."""
     shown = _display(path)
     try:
         raw_bytes = path.read_bytes()
@@ -153,7 +185,7 @@ def load_story_file(path: Path, findings: list[Finding]) -> LoadedStory | None:
     story = validate_story(data, shown, findings)
     if story is None:
         return None
-    return LoadedStory(shown, story, hashlib.sha256(raw_bytes).hexdigest())
+    return story, hashlib.sha256(raw_bytes).hexdigest()
 
 
 def parse_json(raw: bytes, shown: str, findings: list[Finding]) -> Any:
@@ -187,7 +219,7 @@ def parse_json(raw: bytes, shown: str, findings: list[Finding]) -> Any:
         findings.append(Finding(shown, "", "invalid-type",
                                 f"expected an object, got {_json_type(data)}"))
         return None
-    if _MAYBE_FORBIDDEN.search(text):
+    if _may_hold_forbidden(raw):
         data = _without_forbidden(data, "", shown, findings)
     return data
 
@@ -344,7 +376,8 @@ def _lone_surrogates(value: Any, pointer: str) -> Iterator[str]:
             yield from _lone_surrogates(item, f"{pointer}/{i}")
 
 
-def _url_collisions(loaded: list[LoadedStory]) -> list[Finding]:
+def url_collisions(loaded: list[LoadedStory]) -> list[Finding]:
+    """Two stories at one URL: the second (in path order) is an error."""
     first_at: dict[str, LoadedStory] = {}
     findings = []
     for item in loaded:
@@ -355,25 +388,23 @@ def _url_collisions(loaded: list[LoadedStory]) -> list[Finding]:
     return findings
 
 
-def layout_warnings(loaded: list[LoadedStory], config: Config) -> list[Finding]:
+def layout_warnings(path: str, story: Story, config: Config) -> list[Finding]:
     """Warn where a story's own URL fields disagree with the layout (they are recomputed)."""
     findings = []
-    for item in loaded:
-        expected = expected_urls(item.story, config)
-        story = item.story
-        given: dict[str, str | None] = {"/url": story.url}
-        if story.links is not None:
-            for key, value in story.links.to_pointer_map().items():
-                given["/links/" + key] = value
-        if story.reuse is not None and story.reuse.canonical_url is not None:
-            given["/reuse/canonical_url"] = story.reuse.canonical_url
-        for pointer, value in given.items():
-            # Only the path counts: a staging or preview base URL is not a disagreement.
-            if value is not None and not _same_place(value, expected[pointer], config):
-                findings.append(Finding(item.path, pointer, "url-mismatch",
-                                        f"{value} differs from the layout's "
-                                        f"{expected[pointer]} (the layout's URL is used)",
-                                        severity="warning"))
+    expected = expected_urls(story, config)
+    given: dict[str, str | None] = {"/url": story.url}
+    if story.links is not None:
+        for key, value in story.links.to_pointer_map().items():
+            given["/links/" + key] = value
+    if story.reuse is not None and story.reuse.canonical_url is not None:
+        given["/reuse/canonical_url"] = story.reuse.canonical_url
+    for pointer, value in given.items():
+        # Only the path counts: a staging or preview base URL is not a disagreement.
+        if value is not None and not _same_place(value, expected[pointer], config):
+            findings.append(Finding(path, pointer, "url-mismatch",
+                                    f"{value} differs from the layout's "
+                                    f"{expected[pointer]} (the layout's URL is used)",
+                                    severity="warning"))
     return findings
 
 

@@ -8,6 +8,7 @@ story serialises back in that order.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from datetime import UTC, date, datetime
 from typing import Annotated, Any, Literal
@@ -45,11 +46,15 @@ def _to_utc(value: datetime) -> datetime:
     return value.astimezone(UTC)
 
 
+# Whitespace (any Unicode space), control characters and quotes have no place in a URL.
+_URL_FORBIDDEN = re.compile("[\\s\x00-\x1f<>\"'`]")
+
+
 def _check_url(value: str) -> str:
     parts = urlsplit(value)
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise ValueError("must be an absolute http(s) URL")
-    if any(ch.isspace() or ord(ch) < 0x20 or ch in "<>\"'`" for ch in value):
+    if _URL_FORBIDDEN.search(value):
         raise ValueError("URL contains a space, control character or quote")
     return value
 

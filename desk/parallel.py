@@ -17,17 +17,20 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
+from typing import TypeVar
 
 from jinja2 import TemplateError
 
 from desk.findings import Finding
-from desk.loader import LoadedStory
+from desk.loader import ContentChanged, LoadedStory
 from desk.render import Output
 from desk.render.templates import template_finding
 from desk.urls import relative_file
 from desk.writer import FilePool, WriteError
 
 RenderStory = Callable[[LoadedStory], list[Output]]
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 @dataclass(frozen=True)
@@ -50,6 +53,12 @@ class RenderFailed(Exception):
         self.finding = finding
 
 
+def changed_finding(exc: ContentChanged) -> Finding:
+    """The finding of a story file saved while it was being built."""
+    return Finding(exc.path, "", "content-changed", "changed while the site was being built; "
+                   "build again")
+
+
 def rendered(item: LoadedStory, key: str, outputs: list[Output], keep_markdown: bool) -> Rendered:
     """The record of one rendered story."""
     json_digest = ""
@@ -61,6 +70,48 @@ def rendered(item: LoadedStory, key: str, outputs: list[Output], keep_markdown: 
             markdown = output.data
     return Rendered(item.url_path, key, tuple(relative_file(o.path) for o in outputs),
                     sum(len(o.data) for o in outputs), json_digest, markdown)
+
+
+def map_forked(func: Callable[[T], R], items: Sequence[T], workers: int) -> list[R]:
+    """func over items, results in order: the first share here, the others in forked
+    processes (only from a process without threads). Used to load many files at once."""
+    workers = max(1, min(workers, len(items)))
+    if workers == 1:
+        return [func(item) for item in items]
+    size = -(-len(items) // workers)
+    chunks = [items[i: i + size] for i in range(0, len(items), size)]
+    context = multiprocessing.get_context("fork")
+    forked: list[tuple[multiprocessing.process.BaseProcess, Connection]] = []
+    for chunk in chunks[1:]:
+        receive, send = context.Pipe(duplex=False)
+        process = context.Process(target=_map_chunk, args=(func, chunk, send), daemon=True)
+        process.start()
+        send.close()
+        forked.append((process, receive))
+    try:
+        results = [func(item) for item in chunks[0]]
+        for worker, receive in forked:
+            try:
+                kind, payload = receive.recv()
+            except EOFError:
+                kind, payload = "error", "a worker stopped unexpectedly"
+            worker.join()
+            if kind != "ok":
+                raise RuntimeError(payload)
+            results.extend(payload)
+    finally:
+        stop_workers(forked)
+    return results
+
+
+def _map_chunk(func: Callable[[T], R], chunk: Sequence[T], send: Connection) -> None:
+    _die_with_parent()
+    try:
+        send.send(("ok", [func(item) for item in chunk]))
+    except Exception as exc:  # noqa: BLE001 - the parent raises it
+        send.send(("error", f"worker: {exc!r}"))
+    finally:
+        send.close()
 
 
 def start_workers(
@@ -98,7 +149,7 @@ def collect(workers: list[tuple[multiprocessing.process.BaseProcess, Connection]
         if kind == "ok":
             results.extend(payload)
         elif problem is None:
-            problem = RenderFailed(payload) if kind == "template" else WriteError(str(payload))
+            problem = RenderFailed(payload) if kind == "finding" else WriteError(str(payload))
     if problem is not None:
         raise problem
     return results
@@ -127,7 +178,10 @@ def _work(chunk: Sequence[tuple[LoadedStory, str]], render: RenderStory, in_late
         send.send(("ok", results))
     except TemplateError as exc:
         pool.close(cancel=True)
-        send.send(("template", template_finding(exc, templates_dir)))
+        send.send(("finding", template_finding(exc, templates_dir)))
+    except ContentChanged as exc:
+        pool.close(cancel=True)
+        send.send(("finding", changed_finding(exc)))
     except Exception as exc:  # noqa: BLE001 - reported to the parent, which fails the build
         pool.close(cancel=True)
         send.send(("error", f"render worker: {exc!r}"))

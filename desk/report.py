@@ -11,13 +11,13 @@ from desk.render.templates import isotime
 
 def report_data(report: BuildReport) -> dict[str, Any]:
     """JSON-ready publish report."""
-    held = [{"id": s.story.id, "url_path": s.url_path, "path": s.path,
-             "published_at": isotime(s.story.published_at)} for s in report.held]
+    held = [{"id": s.summary.id, "url_path": s.url_path, "path": s.path,
+             "published_at": isotime(s.summary.published_at)} for s in report.held]
     return {
         "ok": report.ok,
         "published": len(report.published),
-        "newsrooms": dict(sorted(Counter(s.story.newsroom for s in report.published).items())),
-        "editions": dict(sorted(Counter(s.story.edition for s in report.published).items(),
+        "newsrooms": dict(sorted(Counter(s.summary.newsroom for s in report.published).items())),
+        "editions": dict(sorted(Counter(s.summary.edition for s in report.published).items(),
                                 reverse=True)),
         "held": held,
         "next_due": isotime(report.next_due) if report.next_due else None,

@@ -171,7 +171,7 @@ def test_any_story_builds_inert_or_fails_cleanly(data: dict[str, Any],
         loaded = Story.model_validate(json.loads(built.read_bytes()))
         original = load_story_file(path, [])
         assert original is not None
-        assert loaded == published_story(original.story, config_for(content, out))
+        assert loaded == published_story(original[0], config_for(content, out))
 
 
 def test_fuzz_example_count_is_reported(capsys: pytest.CaptureFixture[str]) -> None:

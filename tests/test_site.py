@@ -249,11 +249,11 @@ def test_news_sitemap_honours_the_two_day_window(tmp_path: Path) -> None:
 
 def test_sitemap_switches_to_an_index_past_the_limit(corpus, tmp_path: Path) -> None:
     from desk.catalog import build_catalog
-    from desk.loader import load_content
+    from desk.checks import inspect_content
     from desk.render.sitemaps import render_sitemaps
 
     config, _ = corpus
-    catalog = build_catalog(load_content(config).stories, config, NOW)
+    catalog = build_catalog(inspect_content(config)[0].stories, config, NOW)
     outputs = {o.path: o.data for o in render_sitemaps(catalog, config, NOW, max_urls=20)}
     index = etree.fromstring(outputs["/sitemap.xml"])
     assert index.tag == f"{{{SITEMAP_NS}}}sitemapindex"
@@ -325,7 +325,7 @@ def test_future_story_appears_only_with_future(tmp_path: Path) -> None:
     config = make_config(content, tmp_path / "public")
     report = build(config, NOW)
     assert report.ok
-    assert [s.story.id for s in report.held] == ["10099"]
+    assert [s.summary.id for s in report.held] == ["10099"]
     assert report.next_due == NOW + timedelta(hours=3)
     for name, data in tree(config.output_dir).items():
         assert b"story-number-99" not in data and b"scheduled scoop" not in data, name

@@ -15,9 +15,10 @@ from typing import Any
 from jinja2 import Environment
 
 from desk import urls
+from desk.cache import Ledger, digest
 from desk.catalog import Catalog
 from desk.config import Config
-from desk.loader import LoadedStory
+from desk.loader import LoadedStory, read_story
 from desk.prose import Prose
 from desk.render import Output
 from desk.render.json import encode
@@ -67,11 +68,15 @@ def render_feeds(
     now: datetime,
     keys: dict[str, str] | None = None,
     remembered: dict[str, Entry] | None = None,
+    ledger: Ledger | None = None,
+    base: str = "",
 ) -> Iterator[Output]:
     """The site feeds, then each newsroom's.
 
-    `remembered` holds entries of earlier builds by story key (see desk.cache); it is
-    updated to the entries this build used.
+    A feed whose entries' story keys are unchanged is linked from the last build (through
+    `ledger`); only the stories of a changed feed are read again. `remembered` holds
+    entries of earlier builds by story key (desk serve's memory); it is updated to the
+    entries this build used.
     """
     entries: dict[str, Entry] = {}
     known = remembered if remembered is not None else {}
@@ -83,7 +88,7 @@ def render_feeds(
             key = by_key.get(path, "")
             found = known.get(key) if key else None
             if found is None:
-                view = story_view(item, catalog, config, prose)
+                view = story_view(read_story(item), catalog, config, prose)
                 html = env.get_template("feed_content.html").render(view=view)
                 found = Entry(view, html)
             entries[path] = found
@@ -97,7 +102,13 @@ def render_feeds(
                        f"Stories from the {group.title} newsroom of {config.title}.",
                        group.stories))
     for newsroom, title, description, stories in scopes:
-        chosen = tuple(entry(s) for s in stories[: config.feed_size])
+        members = stories[: config.feed_size]
+        unit = urls.feed_path(urls.FEED_RSS, newsroom)
+        key = digest(base, unit, title, description, "" if members else isotime(now),
+                     *(by_key.get(s.url_path, s.digest) for s in members))
+        if ledger is not None and ledger.reuse(unit, key) is not None:
+            continue
+        chosen = tuple(entry(s) for s in members)
         home = urls.HOME if newsroom is None else urls.newsroom_path(newsroom)
         feed = Feed(
             title=title,
@@ -111,9 +122,13 @@ def render_feeds(
         )
         rss = env.get_template("feed.xml").render(feed=feed, site=config)
         atom = env.get_template("atom.xml").render(feed=feed, site=config)
-        yield Output(urls.feed_path(urls.FEED_RSS, newsroom), rss.encode("utf-8"))
-        yield Output(urls.feed_path(urls.FEED_ATOM, newsroom), atom.encode("utf-8"))
-        yield Output(urls.feed_path(urls.FEED_JSON, newsroom), encode(json_feed(feed, config)))
+        outputs = [Output(urls.feed_path(urls.FEED_RSS, newsroom), rss.encode("utf-8")),
+                   Output(urls.feed_path(urls.FEED_ATOM, newsroom), atom.encode("utf-8")),
+                   Output(urls.feed_path(urls.FEED_JSON, newsroom),
+                          encode(json_feed(feed, config)))]
+        if ledger is not None:
+            ledger.record(unit, key, outputs)
+        yield from outputs
     if remembered is not None:
         remembered.clear()
         remembered.update({by_key[p]: e for p, e in entries.items() if p in by_key})

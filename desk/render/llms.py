@@ -42,7 +42,7 @@ def llms_txt(catalog: Catalog, config: Config) -> str:
     for group in catalog.newsrooms:
         lines += [f"## {oneline(group.title)}", ""]
         for item in group.stories[:LLMS_STORIES_PER_NEWSROOM]:
-            story = item.story
+            story = item.summary
             link = urls.absolute(config, item.url_path + "index.md")
             note = f": {oneline(story.dek)}" if story.dek else ""
             title = oneline(story.headline).replace("[", "(").replace("]", ")")

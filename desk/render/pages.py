@@ -102,7 +102,7 @@ class Pages:
         return urls.absolute(self.config, path)
 
     def card(self, item: LoadedStory) -> Card:
-        story = item.story
+        story = item.summary
         path = item.url_path
         return Card(
             id=story.id,
@@ -117,15 +117,15 @@ class Pages:
             newsroom_href=self.href(urls.newsroom_path(story.newsroom)),
             edition=story.edition,
             edition_href=self.href(urls.edition_path(story.edition)),
-            trust=story.labels.trust,
-            trust_text=story.labels.trust_text or story.labels.trust,
+            trust=story.trust,
+            trust_text=story.trust_text or story.trust,
             digest=self.digests.get(path, ""),
         )
 
     def by_newsroom(self, stories: Sequence[LoadedStory]) -> tuple[CardGroup, ...]:
         groups: dict[str, list[LoadedStory]] = {}
         for item in stories:
-            groups.setdefault(item.story.newsroom, []).append(item)
+            groups.setdefault(item.summary.newsroom, []).append(item)
         return tuple(
             CardGroup(self.catalog.newsroom(key).title,
                       self.href(urls.newsroom_path(key)),
@@ -147,7 +147,7 @@ class Pages:
         """A cheap key for a page that shows only its member stories (and `extra`):
         each story's own key covers everything of the story a page can show."""
         parts = [f"{self.keys.get(s.url_path, s.digest)}:"
-                 f"{self.catalog.newsroom(s.story.newsroom).title}" for s in stories]
+                 f"{self.catalog.newsroom(s.summary.newsroom).title}" for s in stories]
         return digest(self.base, path, template, *extra, *parts)
 
     def render(self, path: str, key: str, template: str, meta: PageMeta, data: bytes,
@@ -202,7 +202,7 @@ def render_site_pages(
     yield from search_page(pages)
     yield from not_found_page(pages)
     yield Output(urls.ROBOTS, robots_txt(config).encode("utf-8"))
-    yield from render_feeds(catalog, config, env, prose, now, keys, feed_memory)
+    yield from render_feeds(catalog, config, env, prose, now, keys, feed_memory, ledger, base)
     yield from render_sitemaps(catalog, config, now)
     yield from render_llms(catalog, config, latest_markdown)
 

@@ -57,11 +57,11 @@ def urlset(entries: list[tuple[str, datetime]]) -> str:
 def news_sitemap(catalog: Catalog, config: Config, now: datetime) -> str:
     """Google News sitemap: stories first published in the window before `now`."""
     since = now - timedelta(hours=config.news_window_hours)
-    recent = [s for s in catalog.published if since <= s.story.published_at <= now][:MAX_NEWS]
+    recent = [s for s in catalog.published if since <= s.summary.published_at <= now][:MAX_NEWS]
     name = escape(config.site_name)
     lines = [_HEAD, f'<urlset xmlns="{SITEMAP_NS}" xmlns:news="{NEWS_NS}">\n']
     for item in recent:
-        story = item.story
+        story = item.summary
         lines.append(
             f"<url><loc>{escape(urls.absolute(config, item.url_path))}</loc>"
             f"<news:news><news:publication><news:name>{name}</news:name>"
@@ -76,7 +76,7 @@ def news_sitemap(catalog: Catalog, config: Config, now: datetime) -> str:
 def page_paths(catalog: Catalog, config: Config) -> list[tuple[str, datetime]]:
     """Every HTML page of the site with its last modification, in a stable order."""
     def newest(stories: tuple[LoadedStory, ...]) -> datetime:
-        return max((s.story.modified_at for s in stories), default=EPOCH)
+        return max((s.summary.modified_at for s in stories), default=EPOCH)
 
     everything = newest(catalog.published)
     paths: list[tuple[str, datetime]] = [(urls.HOME, everything), (urls.NEWSROOMS, everything)]
@@ -90,5 +90,5 @@ def page_paths(catalog: Catalog, config: Config) -> list[tuple[str, datetime]]:
     for group in catalog.editions:
         paths.append((urls.edition_path(group.key), newest(group.stories)))
     paths.append((urls.REUSE_TERMS, everything))
-    paths += [(s.url_path, s.story.modified_at) for s in catalog.published]
+    paths += [(s.url_path, s.summary.modified_at) for s in catalog.published]
     return paths

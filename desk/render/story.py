@@ -7,7 +7,7 @@ from jinja2 import Environment
 from desk import urls
 from desk.catalog import Catalog
 from desk.config import Config
-from desk.loader import LoadedStory
+from desk.models import Story
 from desk.prose import Prose
 from desk.render import Output
 from desk.render.json import story_json
@@ -39,7 +39,7 @@ def story_meta(view: StoryView, config: Config) -> PageMeta:
 
 
 def render_story(
-    item: LoadedStory,
+    story: Story,
     catalog: Catalog,
     config: Config,
     env: Environment,
@@ -47,12 +47,12 @@ def render_story(
     site: SiteContext,
 ) -> list[Output]:
     """Render one story in all three formats."""
-    view = story_view(item, catalog, config, prose)
+    view = story_view(story, catalog, config, prose)
     meta = story_meta(view, config)
     html = env.get_template("story.html").render(view=view, page=meta, site=site)
     markdown = env.get_template("story.md.jinja").render(view=view, page=meta, site=site)
     return [
         Output(view.path, html.encode("utf-8")),
         Output(view.path + "index.md", markdown.encode("utf-8")),
-        Output(view.path + "index.json", story_json(item.story, config)),
+        Output(view.path + "index.json", story_json(story, config)),
     ]

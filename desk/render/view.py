@@ -155,9 +155,8 @@ def number_sources(story: Story) -> dict[str, int]:
     return order
 
 
-def story_view(item: LoadedStory, catalog: Catalog, config: Config, prose: Prose) -> StoryView:
+def story_view(story: Story, catalog: Catalog, config: Config, prose: Prose) -> StoryView:
     """Compute the view of one story."""
-    story = item.story
     numbers = number_sources(story)
 
     manifests = {m.manifest_id: m for m in story.manifests}
@@ -199,13 +198,14 @@ def story_view(item: LoadedStory, catalog: Catalog, config: Config, prose: Prose
         url=urls.absolute(config, path),
         json_href=urls.href(config, path + "index.json"),
         markdown_href=urls.href(config, path + "index.md"),
-        newsroom_title=_newsroom_title(story, catalog, config),
+        newsroom_title=_newsroom_title(story.newsroom, story.newsroom_title, catalog, config),
         newsroom_href=urls.href(config, urls.newsroom_path(story.newsroom)),
         edition_href=urls.href(config, urls.edition_path(story.edition)),
         facts=facts,
         sections=sections,
         sources=sources,
-        related=tuple(_related(story, catalog, config)),
+        related=tuple(_related(tuple((r.url, r.headline) for r in story.related), story.url,
+                               catalog, config)),
         corrections=tuple(
             CorrectionView(c.at, c.text, prose.block(c.text))
             for c in sorted(story.corrections, key=lambda c: c.at, reverse=True)
@@ -215,32 +215,32 @@ def story_view(item: LoadedStory, catalog: Catalog, config: Config, prose: Prose
     )
 
 
-def _newsroom_title(story: Story, catalog: Catalog, config: Config) -> str:
+def _newsroom_title(newsroom: str, own_title: str, catalog: Catalog, config: Config) -> str:
     for group in catalog.newsrooms:
-        if group.key == story.newsroom:
+        if group.key == newsroom:
             return group.title
-    return story.newsroom_title or config.newsrooms.get(story.newsroom) or story.newsroom
+    return own_title or config.newsrooms.get(newsroom) or newsroom
 
 
-def _related(story: Story, catalog: Catalog, config: Config) -> list[RelatedView]:
+def _related(related: tuple[tuple[str, str], ...], base: str | None, catalog: Catalog,
+             config: Config) -> list[RelatedView]:
     views = []
-    for related in story.related:
-        path = urls.internal_story_path(related.url, config, story.url)
+    for url, headline in related:
+        path = urls.internal_story_path(url, config, base)
         if path is not None and path in catalog.by_path:
-            target = catalog.by_path[path].story
+            target = catalog.by_path[path].summary
             views.append(RelatedView(urls.href(config, path), urls.absolute(config, path),
-                                     related.headline or target.headline, True))
+                                     headline or target.headline, True))
         else:
-            views.append(RelatedView(related.url, related.url,
-                                     related.headline or related.url, False))
+            views.append(RelatedView(url, url, headline or url, False))
     return views
 
 
 def story_signature(item: LoadedStory, catalog: Catalog, config: Config) -> str:
     """What a story page depends on beyond its own file and the templates: its newsroom's
     title and where its related links lead."""
-    story = item.story
-    parts = [_newsroom_title(story, catalog, config)]
-    for view in _related(story, catalog, config):
+    summary = item.summary
+    parts = [_newsroom_title(summary.newsroom, summary.newsroom_title, catalog, config)]
+    for view in _related(summary.related, summary.url, catalog, config):
         parts.append(f"{view.href}|{view.headline}")
     return "\n".join(parts)
