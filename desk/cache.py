@@ -59,6 +59,8 @@ class BuildCache:
     # The site before the current one, kept as a spare folder to recycle (see desk.writer).
     spare_id: str = ""
     spare_units: dict[str, Unit] = field(default_factory=dict)
+    spare_loose: tuple[str, ...] = ()
+    loose: tuple[str, ...] = ()  # files of the current site outside any unit
     # In-process only: feed entries by story key, and the template environment (Jinja
     # reloads a template whose file changed) by what it was made from.
     feed_entries: dict[str, Any] = field(default_factory=dict)
@@ -85,7 +87,8 @@ class BuildCache:
             "parsed": {k: [list(p.signature), _story_to_json(p.story),
                            [_finding_to_json(f) for f in p.findings]]
                        for k, p in self.parsed.items()},
-            "spare": {"site_id": self.spare_id,
+            "loose": list(self.loose),
+            "spare": {"site_id": self.spare_id, "loose": list(self.spare_loose),
                       "units": {k: [u.key, list(u.files)] for k, u in self.spare_units.items()}},
         }
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -109,7 +112,8 @@ class BuildCache:
             spare_units = {k: Unit(v[0], tuple(v[1])) for k, v in spare["units"].items()}
             return cls(site_id=str(data["site_id"]), search_key=str(data["search_key"]),
                        units=units, parsed=parsed, parsed_settings=str(data["parsed_settings"]),
-                       spare_id=str(spare["site_id"]), spare_units=spare_units)
+                       spare_id=str(spare["site_id"]), spare_units=spare_units,
+                       spare_loose=tuple(spare["loose"]), loose=tuple(data["loose"]))
         except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
             return cls()
 
@@ -148,7 +152,7 @@ def folder_fingerprint(folder: Path) -> str:
 class Linker(Protocol):
     """What the ledger needs of the writer."""
 
-    def link_previous(self, files: tuple[str, ...]) -> bool: ...
+    def link_previous(self, files: tuple[str, ...], unit: str = "", key: str = "") -> bool: ...
 
 
 class Ledger:
@@ -163,7 +167,7 @@ class Ledger:
     def reuse(self, unit_id: str, key: str) -> Unit | None:
         """The previous unit if its key matches and its files could be linked."""
         old = self._previous.get(unit_id)
-        if old is None or old.key != key or not self._linker.link_previous(old.files):
+        if old is None or old.key != key or not self._linker.link_previous(old.files, unit_id, key):
             return None
         self.units[unit_id] = old
         self.reused += 1

@@ -85,15 +85,18 @@ def main() -> None:
 @click.option("--no-cache", is_flag=True, help="Build from scratch; neither read nor save "
               "the build cache.")
 @click.option("--no-search", is_flag=True, help="Skip the search index and page.")
+@click.option("--cache-dir", type=click.Path(path_type=Path, file_okay=False),
+              help="Where builds remember their work (default: .desk-cache).")
 @click.option("--report", "report_file", type=click.Path(path_type=Path, dir_okay=False),
               help="Write a JSON publish report here (also when the build is refused).")
 @config_option
 def build_command(content: Path | None, out: Path | None, base_url: str | None,
                   now: datetime | None, future: bool, jobs: int, no_cache: bool,
-                  no_search: bool, report_file: Path | None, config_file: Path | None) -> None:
+                  no_search: bool, cache_dir: Path | None, report_file: Path | None,
+                  config_file: Path | None) -> None:
     """Build the site into the output folder, replacing it only when the build succeeds."""
     config = make_config(config_file, content_dir=content, output_dir=out, base_url=base_url,
-                         search=False if no_search else None)
+                         search=False if no_search else None, cache_dir=cache_dir)
     bar = ProgressBar(sys.stderr)
     report = build(config, now or datetime.now(UTC), future=future, jobs=jobs,
                    use_cache=not no_cache, progress=bar.update)

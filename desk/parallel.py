@@ -120,14 +120,16 @@ def start_workers(
     in_latest: set[str],
     root: Path,
     templates_dir: Path,
+    replace: bool = False,
 ) -> list[tuple[multiprocessing.process.BaseProcess, Connection]]:
-    """Fork one worker per chunk; each renders its stories and writes them below root."""
+    """Fork one worker per chunk; each renders its stories and writes them below root
+    (`replace`: unlinking each file first, as in a recycled folder)."""
     context = multiprocessing.get_context("fork")
     workers: list[tuple[multiprocessing.process.BaseProcess, Connection]] = []
     for chunk in chunks:
         receive, send = context.Pipe(duplex=False)
         process = context.Process(
-            target=_work, args=(chunk, render, in_latest, root, templates_dir, send),
+            target=_work, args=(chunk, render, in_latest, root, templates_dir, replace, send),
             daemon=True)
         process.start()
         send.close()
@@ -164,9 +166,9 @@ def stop_workers(workers: list[tuple[multiprocessing.process.BaseProcess, Connec
 
 
 def _work(chunk: Sequence[tuple[LoadedStory, str]], render: RenderStory, in_latest: set[str],
-          root: Path, templates_dir: Path, send: Connection) -> None:
+          root: Path, templates_dir: Path, replace: bool, send: Connection) -> None:
     _die_with_parent()
-    pool = FilePool(root)
+    pool = FilePool(root, replace)
     results = []
     try:
         for item, key in chunk:

@@ -19,6 +19,7 @@ import uuid
 from collections import deque
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -54,6 +55,21 @@ def staging_prefix(out_dir: Path) -> str:
     return f".{out_dir.name}.desk-"
 
 
+def spare_path(out_dir: Path) -> Path:
+    """Where the site before the current one is kept, to be recycled by the next build."""
+    return out_dir.parent / (staging_prefix(out_dir) + "spare")
+
+
+@dataclass(frozen=True)
+class Spare:
+    """What the build memory knows of the spare folder: its site id and its files, by
+    unit (each with the key it was rendered under) and loose."""
+
+    site_id: str
+    units: dict[str, tuple[str, tuple[str, ...]]]
+    loose: tuple[str, ...]
+
+
 def check_output_folder(out_dir: Path) -> None:
     """Refuse to replace a folder desk did not create."""
     if out_dir.is_symlink() or (out_dir.exists() and not out_dir.is_dir()):
@@ -71,7 +87,7 @@ def remove_leftovers(out_dir: Path) -> None:
     if not parent.is_dir():
         return
     for entry in parent.iterdir():
-        ours = entry.name.startswith(staging_prefix(out_dir))
+        ours = entry.name.startswith(staging_prefix(out_dir)) and entry != spare_path(out_dir)
         with contextlib.suppress(OSError):
             if ours and entry.is_dir() and not entry.is_symlink() and (
                 (entry / MARKER).is_file() or not any(entry.iterdir())
@@ -88,12 +104,16 @@ class SiteWriter(Protocol):
     files: int
     bytes: int
 
+    @property
+    def recycled(self) -> bool: ...
+
     def write(self, outputs: Iterable[Output]) -> None: ...
     def copy(self, source: Path, path: str) -> None: ...
     def flush(self) -> None: ...
     def claim(self, relative: str) -> None: ...
     def adopt(self, files: tuple[str, ...], size: int) -> None: ...
-    def link_previous(self, files: tuple[str, ...]) -> bool: ...
+    def link_previous(self, files: tuple[str, ...], unit: str = "", key: str = "") -> bool: ...
+    def loose_files(self, in_units: set[str]) -> tuple[str, ...]: ...
     def swap_in(self, site_id: str, remove: Callable[[Path], None] | None = None) -> None: ...
     def discard(self) -> None: ...
 
@@ -115,18 +135,27 @@ class FilePool:
     waits overlap; a bounded queue keeps memory flat.
     """
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, replace: bool = False) -> None:
         self.root = root
+        # In a recycled folder a file may be a hard link shared with the live site: it is
+        # unlinked first, never written through.
+        self._write = _replace_file if replace else _write_file
+        self._link = _relink_files if replace else _link_files
         self._pool = ThreadPoolExecutor(max_workers=_IO_THREADS, thread_name_prefix="desk-io")
         self._pending: deque[Future[None]] = deque()
 
     def write(self, relative: str, data: bytes) -> None:
         """Write a file (its folder is made when missing)."""
-        self._submit(_write_file, self.root / relative, data)
+        self._submit(self._write, self.root / relative, data)
 
     def link_all(self, relatives: tuple[str, ...], source_root: Path) -> None:
         """Hard-link (or copy) files from another root to the same relative paths."""
-        self._submit(_link_files, self.root, (source_root, relatives))
+        self._submit(self._link, self.root, (source_root, relatives))
+
+    def remove_all(self, relatives: list[str]) -> None:
+        """Delete files (and then their folders, when left empty)."""
+        for i in range(0, len(relatives), 256):
+            self._submit(_remove_files, self.root, relatives[i: i + 256])
 
     def _submit(self, task: Callable[[Path, Any], None], target: Path, arg: Any) -> None:
         self._pending.append(self._pool.submit(task, target, arg))
@@ -146,21 +175,55 @@ class FilePool:
 
 
 class Staging:
-    """A fresh folder to write a site into; swap_in() makes it the output folder."""
+    """A folder to write a site into; swap_in() makes it the output folder.
 
-    def __init__(self, out_dir: Path) -> None:
+    The folder is fresh, or — given what the build memory knows of the spare folder (the
+    site before the current one, left by the last swap) — the spare itself, recycled: its
+    units whose keys are unchanged stay where they are, the others are replaced (never
+    written through, as files may be hard links shared with the live site), and files the
+    new site lacks are deleted before the swap. Either way the live site is untouched until
+    the one atomic exchange, and the replaced site becomes the next spare.
+    """
+
+    def __init__(self, out_dir: Path, spare: Spare | None = None, keep_spare: bool = False
+                 ) -> None:
         check_output_folder(out_dir)
         out_dir.parent.mkdir(parents=True, exist_ok=True)
         remove_leftovers(out_dir)
         self.out_dir = out_dir
         self.path = out_dir.parent / (staging_prefix(out_dir) + uuid.uuid4().hex[:12])
-        self.path.mkdir()
-        (self.path / MARKER).write_bytes(_MARKER_TEXT)
         self.previous_id = site_id_of(out_dir)
         self.files = 0
         self.bytes = 0
         self._written: set[str] = set()
-        self._pool = FilePool(self.path)
+        self._keep_spare = keep_spare
+        self._spare = self._adopt_spare(spare) if keep_spare else None
+        if self._spare is None:
+            self.path.mkdir()
+        (self.path / MARKER).write_bytes(_MARKER_TEXT)  # no site id: not a finished site
+        self._pool = FilePool(self.path, replace=self._spare is not None)
+
+    def _adopt_spare(self, spare: Spare | None) -> Spare | None:
+        """Take the spare folder as the staging folder if the memory describes it."""
+        folder = spare_path(self.out_dir)
+        if not folder.is_dir() or folder.is_symlink():
+            return None
+        if spare is None or not spare.site_id or site_id_of(folder) != spare.site_id:
+            remove_tree(folder)  # a spare nobody can describe is of no use
+            return None
+        folder.rename(self.path)
+        # Search files are not tracked by unit; the search step writes or links them anew.
+        shutil.rmtree(self.path / urls.PAGEFIND.strip("/"), ignore_errors=True)
+        return spare
+
+    @property
+    def recycled(self) -> bool:
+        """True when the staging folder is the recycled spare."""
+        return self._spare is not None
+
+    def loose_files(self, in_units: set[str]) -> tuple[str, ...]:
+        """The staged files that belong to no unit (assets, feeds, sitemaps...)."""
+        return tuple(sorted(self._written - in_units))
 
     def write(self, outputs: Iterable[Output]) -> None:
         """Write outputs; two outputs for one file is a bug, reported as an error."""
@@ -189,8 +252,9 @@ class Staging:
         self.files += len(files)
         self.bytes += size
 
-    def link_previous(self, files: tuple[str, ...]) -> bool:
-        """Hard-link unchanged files from the current site instead of writing them again.
+    def link_previous(self, files: tuple[str, ...], unit: str = "", key: str = "") -> bool:
+        """Hard-link unchanged files from the current site instead of writing them again
+        (nothing at all when the recycled spare already holds the unit under this key).
 
         False (nothing done) when a file is already staged. Staged files are never written
         in place, so a link can never change the live site.
@@ -199,8 +263,10 @@ class Staging:
             return False
         for relative in files:
             self.claim(relative)
-        self._pool.link_all(files, self.out_dir)
         self.files += len(files)
+        if self._spare is not None and unit and self._spare.units.get(unit) == (key, files):
+            return True
+        self._pool.link_all(files, self.out_dir)
         return True
 
     def copy(self, source: Path, path: str) -> None:
@@ -212,10 +278,18 @@ class Staging:
                 remove: Callable[[Path], None] | None = None) -> None:
         """Make the staged folder the output folder in one step; remove the old site
         (with `remove`, e.g. later in another thread, else at once)."""
-        remove = remove or remove_tree
+        if self._spare is not None:
+            spare_files = set(self._spare.loose)
+            for _, files in self._spare.units.values():
+                spare_files.update(files)
+            self._pool.flush()
+            self._pool.remove_all(sorted(spare_files - self._written, reverse=True))
         self._pool.close()
         (self.path / MARKER).write_bytes(_MARKER_TEXT + f"site-id: {site_id}\n".encode())
         out = self.out_dir
+        if self._keep_spare and remove is None and out.is_dir():
+            remove = self._keep_as_spare
+        remove = remove or remove_tree
         if out.exists():
             if _exchange(self.path, out):
                 # The staging path now holds the old site. It may still be being served
@@ -230,11 +304,20 @@ class Staging:
         else:
             self.path.rename(out)
 
+    def _keep_as_spare(self, old_site: Path) -> None:
+        spare = spare_path(self.out_dir)
+        if spare.exists():
+            remove_tree(spare)
+        if site_id_of(old_site) is None:
+            remove_tree(old_site)  # not a finished site: nothing to recycle
+            return
+        old_site.rename(spare)
+
     def discard(self) -> None:
         """Remove the staging folder (after a failed build)."""
         self._pool.close(cancel=True)
         if self.path.exists():
-            shutil.rmtree(self.path)
+            remove_tree(self.path)
 
 
 def remove_tree(path: Path) -> None:
@@ -266,6 +349,34 @@ def _write_file(target: Path, data: bytes) -> None:
     except FileNotFoundError:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(data)
+
+
+def _replace_file(target: Path, data: bytes) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(target)
+    _write_file(target, data)
+
+
+def _relink_files(root: Path, job: tuple[Path, tuple[str, ...]]) -> None:
+    for relative in job[1]:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(os.path.join(root, relative))
+    _link_files(root, job)
+
+
+def _remove_files(root: Path, relatives: list[str]) -> None:
+    for relative in relatives:
+        path = os.path.join(root, relative)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+        folder = os.path.dirname(path)
+        # Folders left empty go too (a removed story's); a folder still in use stays.
+        while folder != str(root):
+            try:
+                os.rmdir(folder)
+            except OSError:
+                break
+            folder = os.path.dirname(folder)
 
 
 def _link_files(root: Path, job: tuple[Path, tuple[str, ...]]) -> None:
@@ -346,7 +457,16 @@ class InPlace:
         """Not used: the live preview renders in one process."""
         raise WriteError("render workers cannot write into a live folder")
 
-    def link_previous(self, files: tuple[str, ...]) -> bool:
+    @property
+    def recycled(self) -> bool:
+        """Never: the live preview keeps no spare."""
+        return False
+
+    def loose_files(self, in_units: set[str]) -> tuple[str, ...]:
+        """Not tracked for the live preview (it keeps no spare)."""
+        return ()
+
+    def link_previous(self, files: tuple[str, ...], unit: str = "", key: str = "") -> bool:
         """Keep unchanged files where they are (False if one is missing or claimed)."""
         if any(f not in self._present or f in self._kept for f in files):
             return False

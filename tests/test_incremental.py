@@ -174,3 +174,63 @@ def test_remembered_check_findings_follow_related_stories(tmp_path: Path) -> Non
     assert [f.code for f in second.warnings] == []
     again = build(config, NOW.replace(day=15), cache=memory)
     assert again.findings == second.findings
+
+
+def test_every_kind_of_change_through_the_recycled_spare_matches_a_fresh_build(
+        tmp_path: Path) -> None:
+    """The cached build path used by `desk build` (memory on disk, the previous site recycled
+    as the staging folder) after each kind of change gives exactly what a build from nothing
+    gives, and never writes through into the live site."""
+    content = tmp_path / "content"
+    make_corpus(content, 110)  # enough for forked render workers
+    templates = tmp_path / "templates"
+    shutil.copytree(REPO / "templates", templates)
+    settings: dict[str, object] = {"cache_dir": tmp_path / "cache", "search": False,
+                                   "content_dir": content, "templates_dir": templates,
+                                   "page_size": 5}
+    spare = tmp_path / ".public.desk-spare"
+
+    def change_story() -> None:
+        write_story(content, make_story(5, published_at=datetime(2026, 11, 10, 5, tzinfo=UTC),
+                                        headline="Edited five"), "story-number-5.json")
+
+    def add_story() -> None:
+        write_story(content, make_story(60, published_at=datetime(2026, 11, 10, 23, tzinfo=UTC)))
+
+    def remove_story() -> None:
+        next(content.rglob("story-number-9.json")).unlink()
+
+    def edit_template() -> None:
+        for name in ("edition.html", "story.html"):
+            page = templates / name
+            page.write_text(page.read_text().replace("{% block main %}",
+                                                     "{% block main %}<p>edited</p>"))
+
+    def edit_config() -> None:
+        settings["title"] = "Another Desk"
+
+    steps = [("nothing", lambda: None), ("story edited", change_story),
+             ("story added", add_story), ("story removed", remove_story),
+             ("template edited", edit_template), ("config edited", edit_config),
+             ("nothing again", lambda: None)]
+    config = load_config(REPO / "pyproject.toml", {**settings, "output_dir": tmp_path / "public"})
+    assert build(config, NOW).ok
+    live = tree(config.output_dir)
+    for name, change in steps:
+        change()
+        config = load_config(REPO / "pyproject.toml",
+                             {**settings, "output_dir": tmp_path / "public"})
+        report = build(config, NOW, jobs=2)
+        assert report.ok, name
+        if name != "nothing":
+            # The spare is the site before this build, untouched by it.
+            assert tree(spare) == live, name
+        live = tree(config.output_dir)
+        reference = load_config(REPO / "pyproject.toml",
+                                {**settings, "output_dir": tmp_path / "reference"})
+        assert build(reference, NOW, use_cache=False).ok
+        assert live == tree(reference.output_dir), name
+    edition = next(path for path in live if path.startswith("editions/2026"))
+    assert b"Another Desk" in live["index.html"] and b"<p>edited</p>" in live[edition]
+    assert b"Edited five" in live["stories/2026-11-10/story-number-5/index.html"]
+    assert b"<p>edited</p>" in live["stories/2026-11-10/story-number-5/index.html"]

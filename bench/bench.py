@@ -1,0 +1,675 @@
+"""`make bench`: desk side by side with Hugo, Eleventy, Pelican and MkDocs, in one run.
+
+Every tool builds the same synthetic corpus (seed-sized stories from desk's own generator,
+converted for each tool): every story as HTML, JSON and Markdown, plus newsroom and edition
+list pages. For each corpus size it measures, interleaving the tools phase by phase so
+machine drift hits them alike:
+
+- a cold build (output and every cache removed) and the peak memory of its largest process;
+- a rebuild with nothing changed;
+- the hourly publish: 10 new and 10 edited stories;
+- one edited story;
+- `desk serve`: one story saved until the reload event is sent (median of several edits).
+
+desk builds without the search index (--no-search), as the others have none. Single figures
+drift by ±30% on shared machines: compare the ratios, which are measured in the same run.
+The table is printed and written, with the date and the machine, to bench/RESULTS.md.
+
+Usage: python bench/bench.py [--sizes 1000,10000] [--quick] [--tools desk,hugo,...]
+       [--anchors DIR] [--keep DIR] [--edits 5] [--results FILE]
+`--anchors` is a folder with bin/hugo, bin/pelican, bin/mkdocs (a virtual environment) and
+node_modules/.bin/eleventy; a tool whose program is missing is left out of the table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import http.client
+import json
+import os
+import platform
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+SEED = REPO / "content/stories/2026-11-14/inference-throughput-race-kimi-deepseek.json"
+NEWSROOMS = ("artificial-intelligence", "climate", "markets", "science", "policy")
+START = datetime(2025, 1, 1, tzinfo=UTC)
+NOW = "2030-01-01T00:00:00Z"
+PAGE_SIZE = 20
+PHASES = ("cold", "unchanged", "hourly", "one")
+PHASE_TITLES = {"cold": "cold build", "unchanged": "nothing changed",
+                "hourly": "hourly publish (10 new + 10 edited)", "one": "one story edited"}
+
+
+# ---------------------------------------------------------------- the corpus
+
+def story(n: int, seed: dict[str, Any], edit: int = 0) -> dict[str, Any]:
+    """Story n: the seed's size and shape, its own id, slug, newsroom and time."""
+    data = copy.deepcopy(seed)
+    when = START + timedelta(minutes=23 * n)
+    for key in ("url", "links"):
+        data.pop(key, None)
+    data["reuse"].pop("canonical_url", None)
+    data["related"] = []
+    data.update(
+        id=str(100_000 + n),
+        slug=f"bench-story-{n}",
+        newsroom=NEWSROOMS[n % len(NEWSROOMS)],
+        newsroom_title=NEWSROOMS[n % len(NEWSROOMS)].replace("-", " ").title(),
+        published_at=when.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        edition=when.strftime("%Y-%m-%dT%H"),
+        headline=f"{seed['headline']} ({n}{', edited ' + str(edit) if edit else ''})",
+    )
+    data["sections"][0]["paragraphs"][0]["markdown"] += f" Story {n}."
+    return data
+
+
+def markdown_body(data: dict[str, Any]) -> str:
+    """The story's text as one Markdown document (what the other tools render)."""
+    body = [data["dek"], "", "## Key facts", ""]
+    body += [f"- {f['text']}" for f in data["key_facts"]] + [""]
+    for section in data["sections"]:
+        body += [f"## {section['heading']}", ""]
+        body += [p["markdown"] + "\n" for p in section["paragraphs"]]
+    return "\n".join(body)
+
+
+# ---------------------------------------------------------------- the tools
+
+@dataclass
+class Tool:
+    """One generator: how to write a story for it, clean it and build it."""
+
+    name: str
+    version: str
+    root: Path
+    write: Callable[[dict[str, Any]], None]
+    command: list[str]
+    clean: Callable[[], None]
+    before_build: Callable[[], None] = lambda: None
+    cwd: Path | None = None
+    env: dict[str, str] = field(default_factory=dict)
+
+    def build(self) -> tuple[float, float]:
+        """Wall seconds and the peak memory (MB) of the largest process of one build."""
+        self.before_build()
+        return measured(self.command, self.cwd, self.env)
+
+
+def measured(command: list[str], cwd: Path | None = None,
+             env: dict[str, str] | None = None) -> tuple[float, float]:
+    """Run a command through a fresh Python that reports its children's peak memory."""
+    probe = ("import resource, subprocess, sys, time\n"
+             "t = time.perf_counter()\n"
+             "r = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL,"
+             " stderr=subprocess.PIPE)\n"
+             "t = time.perf_counter() - t\n"
+             "sys.stderr.buffer.write(r.stderr[-4000:]) if r.returncode else None\n"
+             "print(t, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+             "sys.exit(r.returncode)\n")
+    result = subprocess.run([sys.executable, "-c", probe, *command], cwd=cwd,
+                            env={**os.environ, **(env or {})}, capture_output=True, text=True)
+    if result.returncode != 0:
+        raise SystemExit(f"{command[0]} failed:\n{result.stderr}")
+    seconds, peak_kb = result.stdout.split()
+    return float(seconds), int(peak_kb) / 1024
+
+
+def json_file(path: Path, data: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, ensure_ascii=False, indent=2), encoding="utf-8")
+
+
+def desk_tool(root: Path) -> Tool:
+    content = root / "content"
+
+    def write(data: dict[str, Any]) -> None:
+        json_file(content / "stories" / data["published_at"][:7] / f"{data['slug']}.json", data)
+
+    def clean() -> None:
+        shutil.rmtree(root / "public", ignore_errors=True)
+        shutil.rmtree(root / "cache", ignore_errors=True)
+        for leftover in root.glob(".public.desk-*"):
+            shutil.rmtree(leftover)
+
+    version = subprocess.run([sys.executable, "-c", "from importlib.metadata import version;"
+                              "print(version('desk'))"], capture_output=True, text=True)
+    command = [sys.executable, "-m", "desk", "build", "--config", str(REPO / "pyproject.toml"),
+               "--content", str(content), "--out", str(root / "public"), "--now", NOW,
+               "--no-search", "--cache-dir", str(root / "cache")]
+    return Tool("desk", version.stdout.strip(), root, write, command, clean)
+
+
+HUGO_CONFIG = """baseURL = "https://hangingcontext.com/"
+title = "Hanging Context"
+disableKinds = ["robotsTXT"]
+[taxonomies]
+  newsroom = "n"
+  edition = "editions"
+[mediaTypes."text/markdown"]
+  suffixes = ["md"]
+[outputFormats.markdown]
+  mediaType = "text/markdown"
+  baseName = "index"
+  isPlainText = true
+[outputs]
+  page = ["html", "json", "markdown"]
+  home = ["html", "rss"]
+  section = ["html"]
+  taxonomy = ["html"]
+  term = ["html", "rss"]
+[permalinks.page]
+  stories = "/stories/:year-:month-:day/:slug/"
+[pagination]
+  pagerSize = 20
+"""
+HUGO_LAYOUTS = {
+    "single.html": "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+                   "<title>{{ .Title }}</title><meta name=\"description\" "
+                   "content=\"{{ .Description }}\"></head><body><article><h1>{{ .Title }}</h1>"
+                   "{{ .Content }}</article></body></html>\n",
+    "single.json": "{{ dict \"title\" .Title \"date\" .Date \"description\" .Description "
+                   "\"content\" .RawContent | jsonify }}\n",
+    "single.markdown.md": "# {{ .Title }}\n\n{{ .RawContent }}\n",
+    "list.html": "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+                 "<title>{{ .Title }}</title></head><body><h1>{{ .Title }}</h1><ul>"
+                 "{{ range .Paginator.Pages }}<li><a href=\"{{ .RelPermalink }}\">{{ .Title }}"
+                 "</a> {{ .Description }}</li>{{ end }}</ul></body></html>\n",
+}
+
+
+def hugo_tool(root: Path, hugo: str) -> Tool:
+    site = root / "hugo"
+    (site / "layouts" / "_default").mkdir(parents=True, exist_ok=True)
+    (site / "hugo.toml").write_text(HUGO_CONFIG, encoding="utf-8")
+    for name, text in HUGO_LAYOUTS.items():
+        (site / "layouts" / "_default" / name).write_text(text, encoding="utf-8")
+
+    def write(data: dict[str, Any]) -> None:
+        front = {"title": data["headline"], "date": data["published_at"],
+                 "slug": data["slug"], "description": data["dek"], "n": [data["newsroom"]],
+                 "editions": [data["edition"]]}
+        path = site / "content" / "stories" / f"{data['slug']}.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(front) + "\n\n" + markdown_body(data), encoding="utf-8")
+
+    def clean() -> None:
+        for name in ("public", "resources"):
+            shutil.rmtree(site / name, ignore_errors=True)
+
+    version = subprocess.run([hugo, "version"], capture_output=True, text=True).stdout
+    found = re.search(r"v(\d+\.\d+\.\d+)", version)
+    return Tool("Hugo", found.group(1) if found else "?", site, write,
+                [hugo, "--quiet", "--source", str(site)], clean)
+
+
+PELICAN_CONFIG = """AUTHOR = "Hanging Context"
+SITENAME = "Hanging Context"
+SITEURL = "https://hangingcontext.com"
+TIMEZONE = "UTC"
+DEFAULT_LANG = "en"
+PATH = "content"
+THEME = "theme"
+PLUGIN_PATHS = ["plugins"]
+PLUGINS = ["formats"]
+DEFAULT_PAGINATION = 20
+ARTICLE_URL = "stories/{date:%Y-%m-%d}/{slug}/"
+ARTICLE_SAVE_AS = "stories/{date:%Y-%m-%d}/{slug}/index.html"
+CATEGORY_URL = "n/{slug}/"
+CATEGORY_SAVE_AS = "n/{slug}/index.html"
+TAG_URL = "editions/{slug}/"
+TAG_SAVE_AS = "editions/{slug}/index.html"
+PAGINATION_PATTERNS = ((1, "{url}", "{save_as}"),
+                       (2, "{base_name}/{number}/", "{base_name}/{number}/index.html"))
+DIRECT_TEMPLATES = ["index"]
+AUTHOR_SAVE_AS = AUTHORS_SAVE_AS = CATEGORIES_SAVE_AS = TAGS_SAVE_AS = ARCHIVES_SAVE_AS = ""
+FEED_ALL_ATOM = FEED_ALL_RSS = CATEGORY_FEED_ATOM = TRANSLATION_FEED_ATOM = None
+AUTHOR_FEED_ATOM = AUTHOR_FEED_RSS = None
+CACHE_CONTENT = True
+LOAD_CONTENT_CACHE = True
+CACHE_PATH = "cache"
+"""
+# Pelican writes one format per article; the same JSON and Markdown as the others come from
+# this bench-only plugin.
+PELICAN_PLUGIN = '''import json
+import os
+
+from pelican import signals
+
+
+def write_formats(generator, writer=None):
+    for article in generator.articles:
+        folder = os.path.join(generator.output_path, os.path.dirname(article.save_as))
+        os.makedirs(folder, exist_ok=True)
+        data = {"title": article.title, "date": article.date.isoformat(),
+                "description": article.summary, "content": article._content}
+        with open(os.path.join(folder, "index.json"), "w", encoding="utf-8") as f:
+            json.dump(data, f, ensure_ascii=False)
+        with open(os.path.join(folder, "index.md"), "w", encoding="utf-8") as f:
+            f.write("# " + article.title + "\\n\\n" + article.metadata["markdown"] + "\\n")
+
+
+def register():
+    signals.article_writer_finalized.connect(write_formats)
+'''
+LIST_TEMPLATE = ("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>"
+                 "{{ SITENAME }}</title></head><body><ul>{% for a in articles_page.object_list %}"
+                 "<li><a href=\"/{{ a.url }}\">{{ a.title }}</a> {{ a.summary }}</li>"
+                 "{% endfor %}</ul></body></html>\n")
+PELICAN_TEMPLATES = {
+    "article.html": "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>"
+                    "{{ article.title }}</title></head><body><article><h1>{{ article.title }}"
+                    "</h1>{{ article.content }}</article></body></html>\n",
+    "page.html": "<!DOCTYPE html><html><body>{{ page.content }}</body></html>\n",
+    "index.html": LIST_TEMPLATE,
+    "category.html": LIST_TEMPLATE,
+    "tag.html": LIST_TEMPLATE,
+}
+
+
+def pelican_tool(root: Path, pelican: str) -> Tool:
+    site = root / "pelican"
+    (site / "theme" / "templates").mkdir(parents=True, exist_ok=True)
+    (site / "plugins").mkdir(parents=True, exist_ok=True)
+    (site / "pelicanconf.py").write_text(PELICAN_CONFIG, encoding="utf-8")
+    (site / "plugins" / "formats.py").write_text(PELICAN_PLUGIN, encoding="utf-8")
+    for name, text in PELICAN_TEMPLATES.items():
+        (site / "theme" / "templates" / name).write_text(text, encoding="utf-8")
+
+    def write(data: dict[str, Any]) -> None:
+        when = datetime.fromisoformat(data["published_at"].replace("Z", "+00:00"))
+        body = markdown_body(data)
+        head = [f"Title: {data['headline']}", f"Date: {when:%Y-%m-%d %H:%M}",
+                f"Slug: {data['slug']}", f"Category: {data['newsroom']}",
+                f"Tags: {data['edition']}", f"Summary: {data['dek']}",
+                f"Markdown: {json.dumps(body)[1:-1]}"]
+        path = site / "content" / f"{data['slug']}.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("\n".join(head) + "\n\n" + body, encoding="utf-8")
+
+    def clean() -> None:
+        for name in ("output", "cache"):
+            shutil.rmtree(site / name, ignore_errors=True)
+
+    version = subprocess.run([pelican, "--version"], capture_output=True, text=True).stdout
+    return Tool("Pelican", version.strip(), site, write,
+                [pelican, "content", "-o", "output", "-s", "pelicanconf.py", "-q"], clean,
+                cwd=site)
+
+
+MKDOCS_CONFIG = """site_name: Hanging Context
+site_url: https://hangingcontext.com/
+use_directory_urls: true
+theme:
+  name: null
+  custom_dir: theme
+hooks:
+  - formats.py
+validation:
+  links:
+    not_found: ignore
+    unrecognized_links: ignore
+"""
+# MkDocs has no JSON or Markdown output per page: this bench-only hook writes them.
+MKDOCS_HOOK = '''import json
+import os
+
+
+def on_post_page(output, page, config):
+    if not page.file.src_uri.startswith("stories/"):
+        return output
+    folder = os.path.join(config["site_dir"], os.path.dirname(page.file.dest_uri))
+    os.makedirs(folder, exist_ok=True)
+    data = {"title": page.title, "description": page.meta.get("description", ""),
+            "content": page.markdown}
+    with open(os.path.join(folder, "index.json"), "w", encoding="utf-8") as f:
+        json.dump(data, f, ensure_ascii=False)
+    with open(os.path.join(folder, "index.md"), "w", encoding="utf-8") as f:
+        f.write("# " + str(page.title) + "\\n\\n" + page.markdown + "\\n")
+    return output
+'''
+MKDOCS_THEME = ("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>"
+                "{{ page.title }}</title></head><body><article>{{ page.content }}</article>"
+                "</body></html>\n")
+
+
+def mkdocs_tool(root: Path, mkdocs: str) -> Tool:
+    site = root / "mkdocs"
+    docs = site / "docs"
+    (site / "theme").mkdir(parents=True, exist_ok=True)
+    (site / "mkdocs.yml").write_text(MKDOCS_CONFIG, encoding="utf-8")
+    (site / "formats.py").write_text(MKDOCS_HOOK, encoding="utf-8")
+    (site / "theme" / "main.html").write_text(MKDOCS_THEME, encoding="utf-8")
+    index: dict[str, dict[str, Any]] = {}
+
+    def write(data: dict[str, Any]) -> None:
+        day = data["published_at"][:10]
+        path = docs / "stories" / day / f"{data['slug']}.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        front = f"---\ntitle: {json.dumps(data['headline'])}\ndescription: " \
+                f"{json.dumps(data['dek'])}\n---\n\n"
+        path.write_text(front + f"# {data['headline']}\n\n" + markdown_body(data),
+                        encoding="utf-8")
+        index[data["slug"]] = {"headline": data["headline"], "dek": data["dek"],
+                               "newsroom": data["newsroom"], "edition": data["edition"],
+                               "at": data["published_at"],
+                               "href": f"/stories/{day}/{data['slug']}/"}
+
+    def lists() -> None:
+        # MkDocs has no taxonomies: the newsroom and edition lists are written as pages.
+        newest = sorted(index.values(), key=lambda s: s["at"], reverse=True)
+        groups: dict[str, list[dict[str, Any]]] = {}
+        for item in newest:
+            groups.setdefault(f"n/{item['newsroom']}", []).append(item)
+            groups.setdefault(f"editions/{item['edition']}", []).append(item)
+        for name, items in groups.items():
+            for n in range(0, len(items), PAGE_SIZE if name.startswith("n/") else len(items)):
+                chunk = items[n: n + PAGE_SIZE] if name.startswith("n/") else items
+                page = docs / name / (f"page-{n // PAGE_SIZE + 1}.md" if n else "index.md")
+                page.parent.mkdir(parents=True, exist_ok=True)
+                text = "\n".join(f"- [{s['headline']}]({s['href']}) {s['dek']}"
+                                 for s in chunk)
+                page.write_text(f"# {name}\n\n{text}\n", encoding="utf-8")
+        (docs / "index.md").write_text("# Hanging Context\n", encoding="utf-8")
+
+    def clean() -> None:
+        shutil.rmtree(site / "site", ignore_errors=True)
+
+    version = subprocess.run([mkdocs, "--version"], capture_output=True, text=True).stdout
+    found = re.search(r"version (\S+)", version)
+    return Tool("MkDocs", found.group(1) if found else "?", site, write,
+                [mkdocs, "build", "-q", "-f", str(site / "mkdocs.yml")], clean,
+                before_build=lists)
+
+
+ELEVENTY_CONFIG = """export default function (config) {
+  config.addCollection("newsroomPages", (api) => pages(api, "newsroom", 20));
+  config.addCollection("editionPages", (api) => pages(api, "edition", 1000000));
+  return { dir: { input: "src", output: "_site" } };
+}
+
+function pages(api, field, size) {
+  const groups = new Map();
+  const stories = api.getFilteredByTag("story").sort((a, b) => b.date - a.date);
+  for (const s of stories) {
+    const key = s.data[field];
+    if (!groups.has(key)) groups.set(key, []);
+    groups.get(key).push(s);
+  }
+  const out = [];
+  for (const [key, items] of groups) {
+    for (let i = 0; i < items.length; i += size) {
+      out.push({ key, n: i / size + 1, items: items.slice(i, i + size) });
+    }
+  }
+  return out;
+}
+"""
+ELEVENTY_TEMPLATES = {
+    "_includes/story.njk": "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+                           "<title>{{ title }}</title></head><body><article><h1>{{ title }}"
+                           "</h1>{{ content | safe }}</article></body></html>\n",
+    "story-json.njk": "---\npagination:\n  data: collections.story\n  size: 1\n  alias: s\n"
+                      "permalink: \"{{ s.url }}index.json\"\neleventyExcludeFromCollections: "
+                      "true\n---\n{{ {title: s.data.title, date: s.date, description: "
+                      "s.data.description, content: s.rawInput} | dump | safe }}\n",
+    "story-md.njk": "---\npagination:\n  data: collections.story\n  size: 1\n  alias: s\n"
+                    "permalink: \"{{ s.url }}index.md\"\neleventyExcludeFromCollections: "
+                    "true\n---\n# {{ s.data.title | safe }}\n\n{{ s.rawInput | safe }}\n",
+    "newsroom.njk": "---\npagination:\n  data: collections.newsroomPages\n  size: 1\n"
+                    "  alias: p\npermalink: \"/n/{{ p.key }}/{% if p.n > 1 %}page/{{ p.n }}/"
+                    "{% endif %}\"\neleventyExcludeFromCollections: true\n---\n<!DOCTYPE html>"
+                    "<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{{ p.key }}</title>"
+                    "</head><body><ul>{% for s in p.items %}<li><a href=\"{{ s.url }}\">"
+                    "{{ s.data.title }}</a> {{ s.data.description }}</li>{% endfor %}</ul>"
+                    "</body></html>\n",
+    "edition.njk": "---\npagination:\n  data: collections.editionPages\n  size: 1\n"
+                   "  alias: p\npermalink: \"/editions/{{ p.key }}/\"\n"
+                   "eleventyExcludeFromCollections: true\n---\n<!DOCTYPE html><html lang=\"en\">"
+                   "<head><meta charset=\"utf-8\"><title>{{ p.key }}</title></head><body><ul>"
+                   "{% for s in p.items %}<li><a href=\"{{ s.url }}\">{{ s.data.title }}</a> "
+                   "{{ s.data.description }}</li>{% endfor %}</ul></body></html>\n",
+}
+
+
+def eleventy_tool(root: Path, eleventy: str) -> Tool:
+    site = root / "eleventy"
+    (site / "src").mkdir(parents=True, exist_ok=True)
+    (site / "eleventy.config.mjs").write_text(ELEVENTY_CONFIG, encoding="utf-8")
+    for name, text in ELEVENTY_TEMPLATES.items():
+        (site / "src" / name).parent.mkdir(parents=True, exist_ok=True)
+        (site / "src" / name).write_text(text, encoding="utf-8")
+
+    def write(data: dict[str, Any]) -> None:
+        day = data["published_at"][:10]
+        front = {"title": data["headline"], "description": data["dek"],
+                 "date": data["published_at"], "tags": ["story"], "layout": "story.njk",
+                 "newsroom": data["newsroom"], "edition": data["edition"],
+                 "permalink": f"/stories/{day}/{data['slug']}/"}
+        path = site / "src" / "stories" / f"{data['slug']}.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("---json\n" + json.dumps(front) + "\n---\n" + markdown_body(data),
+                        encoding="utf-8")
+
+    def clean() -> None:
+        shutil.rmtree(site / "_site", ignore_errors=True)
+
+    version = subprocess.run([eleventy, "--version"], capture_output=True, text=True)
+    return Tool("Eleventy", version.stdout.strip(), site, write, [eleventy, "--quiet"], clean,
+                cwd=site)
+
+
+# ---------------------------------------------------------------- desk serve
+
+def serve_latency(root: Path, seed: dict[str, Any], count: int, edits: int) -> list[float]:
+    """Seconds from a story file saved to the reload event, for several edits."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "desk", "serve", "--config", str(REPO / "pyproject.toml"),
+         "--content", str(root / "content"), "--port", "0", "--now", NOW],
+        stderr=subprocess.PIPE, text=True)
+    assert process.stderr is not None
+    host, port = "", 0
+    for line in process.stderr:
+        found = re.search(r"Serving http://([\d.]+):(\d+)/", line)
+        if found:
+            host, port = found.group(1), int(found.group(2))
+            break
+    if not port:
+        raise SystemExit("desk serve did not start")
+    threading.Thread(target=lambda: [None for _ in process.stderr or ()], daemon=True).start()
+    connection = http.client.HTTPConnection(host, port, timeout=600)
+    connection.request("GET", "/__desk/events")
+    events = connection.getresponse()
+
+    def next_token() -> str:
+        while True:
+            line = events.readline()
+            if not line:
+                raise SystemExit("reload channel closed")
+            if line.startswith(b"data: "):
+                return line[6:].strip().decode()
+
+    token = next_token()
+    timings = []
+    write = desk_tool(root).write
+    try:
+        for edit in range(1, edits + 1):
+            n = (edit * 7919) % count
+            data = story(n, seed, edit + 10)
+            saved = time.perf_counter()
+            write(data)
+            new = next_token()
+            while new == token:
+                new = next_token()
+            timings.append(time.perf_counter() - saved)
+            token = new
+    finally:
+        connection.close()
+        process.terminate()
+        process.wait(30)
+    return timings
+
+
+# ---------------------------------------------------------------- the run
+
+def available_tools(root: Path, anchors: Path | None, wanted: set[str]) -> list[Tool]:
+    tools = [desk_tool(root / "desk")] if "desk" in wanted else []
+    found = {
+        "hugo": (hugo_tool, anchors / "bin" / "hugo" if anchors else None),
+        "eleventy": (eleventy_tool, anchors / "node_modules" / ".bin" / "eleventy"
+                     if anchors else None),
+        "pelican": (pelican_tool, anchors / "bin" / "pelican" if anchors else None),
+        "mkdocs": (mkdocs_tool, anchors / "bin" / "mkdocs" if anchors else None),
+    }
+    for name, (make, program) in found.items():
+        if name not in wanted:
+            continue
+        if program is None or not program.exists():
+            print(f"  {name}: not installed, left out", flush=True)
+            continue
+        tools.append(make(root / name, str(program)))
+    return tools
+
+
+def run_size(count: int, seed: dict[str, Any], tools: list[Tool], edits: int,
+             ) -> dict[str, dict[str, tuple[float, float]]]:
+    """Every phase for every tool on one corpus size: {tool: {phase: (seconds, MB)}}."""
+    print(f"{count:,} stories: writing the corpus for {len(tools)} tools…", flush=True)
+    for n in range(count):
+        data = story(n, seed)
+        for tool in tools:
+            tool.write(data)
+    results: dict[str, dict[str, tuple[float, float]]] = {t.name: {} for t in tools}
+    changes: dict[str, list[dict[str, Any]]] = {
+        "cold": [], "unchanged": [],
+        "hourly": [story(n, seed) for n in range(count, count + 10)]
+        + [story(n, seed, edit=1) for n in range(0, count, max(1, count // 10))[:10]],
+        "one": [story(count // 2, seed, edit=2)],
+    }
+    for phase in PHASES:
+        for tool in tools:
+            if phase == "cold":
+                tool.clean()
+            for data in changes[phase]:
+                tool.write(data)
+            seconds, peak = tool.build()
+            results[tool.name][phase] = (seconds, peak)
+            print(f"  {tool.name:9} {PHASE_TITLES[phase]:38} {seconds:8.2f} s "
+                  f"{peak:7.0f} MB", flush=True)
+    if any(t.name == "desk" for t in tools) and edits:
+        desk_root = next(t.root for t in tools if t.name == "desk")
+        latency = serve_latency(desk_root, seed, count, edits)
+        median = statistics.median(latency)
+        results["desk"]["serve"] = (median, 0.0)
+        print(f"  desk serve save → reload event: median {median * 1000:.0f} ms "
+              f"({', '.join(f'{t * 1000:.0f}' for t in latency)})", flush=True)
+    return results
+
+
+def ratio(ours: float, theirs: float) -> str:
+    return f"{ours / theirs:.2f}×" if theirs else "–"
+
+
+def table(count: int, results: dict[str, dict[str, tuple[float, float]]],
+          versions: dict[str, str]) -> list[str]:
+    names = list(results)
+    lines = [f"### {count:,} stories", "",
+             "| tool | cold build | nothing changed | hourly publish | one story edited "
+             "| peak memory (cold) | desk ÷ tool, cold | desk ÷ tool, nothing changed "
+             "| desk hourly ÷ tool cold |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    desk = results.get("desk", {})
+    for name in names:
+        row = results[name]
+        cells = [f"{name} {versions[name]}"]
+        cells += [f"{row[p][0]:.2f} s" for p in PHASES]
+        cells.append(f"{row['cold'][1]:.0f} MB")
+        if name == "desk" or not desk:
+            cells += ["", "", ""]
+        else:
+            cells += [ratio(desk["cold"][0], row["cold"][0]),
+                      ratio(desk["unchanged"][0], row["unchanged"][0]),
+                      ratio(desk["hourly"][0], row["cold"][0])]
+        lines.append("| " + " | ".join(cells) + " |")
+    if "serve" in desk:
+        lines += ["", f"desk serve, one story saved → reload event sent: "
+                  f"{desk['serve'][0] * 1000:.0f} ms (median)."]
+    return lines + [""]
+
+
+def machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    memory = ""
+    try:
+        kb = int(Path("/proc/meminfo").read_text().split()[1])
+        memory = f", {kb / 1024 / 1024:.0f} GB memory"
+    except (OSError, ValueError, IndexError):
+        pass
+    return (f"{cpu}, {os.cpu_count()} cores{memory}, {platform.system()} "
+            f"{platform.release()}, Python {platform.python_version()}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--sizes", default="1000,10000")
+    parser.add_argument("--quick", action="store_true",
+                        help="a small corpus (200 stories), 3 serve edits")
+    parser.add_argument("--edits", type=int, default=5, help="serve edits to time")
+    parser.add_argument("--tools", default="desk,hugo,eleventy,pelican,mkdocs")
+    parser.add_argument("--anchors", type=Path, help="where the other tools are installed")
+    parser.add_argument("--keep", type=Path, help="work in this folder and keep it")
+    parser.add_argument("--results", type=Path, default=REPO / "bench" / "RESULTS.md")
+    args = parser.parse_args()
+    sizes = [200] if args.quick else [int(s) for s in args.sizes.split(",")]
+    edits = 3 if args.quick else args.edits
+    seed = json.loads(SEED.read_text(encoding="utf-8"))
+    wanted = set(args.tools.split(","))
+    report = ["# desk benchmark", "",
+              f"Run on {datetime.now(UTC):%Y-%m-%d %H:%M} UTC with `python bench/bench.py "
+              f"{' '.join(sys.argv[1:])}` on {machine()}.", "",
+              "Same corpus for every tool (seed-sized stories; every story as HTML, JSON and "
+              "Markdown, plus newsroom and edition lists); tools interleaved phase by phase; "
+              "desk with `--no-search`. Peak memory is that of the largest process.", ""]
+    versions: dict[str, str] = {}
+    for count in sizes:
+        root = (args.keep / str(count)) if args.keep else Path(
+            tempfile.mkdtemp(prefix="desk-bench-"))
+        if root.exists():
+            shutil.rmtree(root)
+        root.mkdir(parents=True)
+        try:
+            tools = available_tools(root, args.anchors.resolve() if args.anchors else None,
+                                    wanted)
+            versions.update({t.name: t.version for t in tools})
+            results = run_size(count, seed, tools, edits)
+        finally:
+            if not args.keep:
+                shutil.rmtree(root, ignore_errors=True)
+        report += table(count, results, versions)
+        print("\n".join(table(count, results, versions)), flush=True)
+    args.results.write_text("\n".join(report), encoding="utf-8")
+    print(f"Written to {args.results}")
+
+
+if __name__ == "__main__":
+    main()
