@@ -1,15 +1,19 @@
 """What a build remembers for the next one, so unchanged work is not done twice.
 
-Two memories, both only ever used to skip work whose result is known to be identical:
+Three memories, each only ever used to skip work whose result is known to be identical:
 
-- parsed stories, keyed by the file's path and stat signature (in-process, for desk serve);
-- rendered units (a story's three files, a list page and its index.json), keyed by a hash
-  of everything the unit depends on. A unit whose key is unchanged is not rendered again:
-  its files are hard-linked from the previous site. This memory is saved beside the output
-  folder, so the hourly `desk build` benefits too.
+- inspected story files (summary, sha256 and findings), keyed by the file's path and stat
+  signature, or by its sha256 when only the stat changed (a fresh checkout);
+- rendered units (a story's three files, a list page and its index.json, a feed), keyed
+  by a hash of everything the unit depends on. A unit whose key is unchanged is not
+  rendered again: its files are kept, or hard-linked from the previous site;
+- the spare: what the site before the current one holds, so the writer can recycle that
+  folder as its next staging folder (see desk.writer).
 
-The cache is tied to one output folder by the id in its marker; a cache that does not
-match the folder on disk is ignored, and a full build is always correct.
+All three are saved beside the output folder (in `.desk-cache/`), so the hourly
+`desk build` benefits, and kept in memory by desk serve. The memory is tied to one output
+folder by the id in its marker; a memory that does not match the folder on disk is
+ignored, and a build without any memory is always correct.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from desk.loader import LoadedStory, Summary
 from desk.render import Output
 from desk.urls import relative_file
 
-CACHE_VERSION = 2
+CACHE_VERSION = 3
 
 
 @dataclass(frozen=True)
@@ -46,6 +50,14 @@ class ParsedFile:
     signature: tuple[int, int, int]
     story: LoadedStory | None
     findings: tuple[Finding, ...]
+    saved: Any = None  # its JSON form when read from the cache (saved again as is)
+
+    def to_json(self) -> Any:
+        """The JSON form of this entry."""
+        if self.saved is not None:
+            return self.saved
+        return [list(self.signature), _story_to_json(self.story),
+                [_finding_to_json(f) for f in self.findings]]
 
 
 @dataclass
@@ -68,7 +80,7 @@ class BuildCache:
     present: set[str] = field(default_factory=set)  # files of the live preview's folder
     parsed_settings: str = ""  # what the remembered findings were checked against
 
-    def file_signature(self, path: Path) -> tuple[int, int, int] | None:
+    def file_signature(self, path: str | Path) -> tuple[int, int, int] | None:
         """The stat values that change whenever a file's bytes do."""
         try:
             st = os.stat(path)
@@ -82,14 +94,17 @@ class BuildCache:
             "version": CACHE_VERSION,
             "site_id": self.site_id,
             "search_key": self.search_key,
-            "units": {k: [u.key, list(u.files), u.json_digest] for k, u in self.units.items()},
+            "units": {k: [u.key, _files_to_json(k, u.files), u.json_digest]
+                      for k, u in self.units.items()},
             "parsed_settings": self.parsed_settings,
-            "parsed": {k: [list(p.signature), _story_to_json(p.story),
-                           [_finding_to_json(f) for f in p.findings]]
-                       for k, p in self.parsed.items()},
+            "parsed": {k: p.to_json() for k, p in self.parsed.items()},
             "loose": list(self.loose),
+            # The spare's units, as far as they differ from the current ones (most do not).
             "spare": {"site_id": self.spare_id, "loose": list(self.spare_loose),
-                      "units": {k: [u.key, list(u.files)] for k, u in self.spare_units.items()}},
+                      "units": {k: [u.key, _files_to_json(k, u.files)]
+                                for k, u in self.spare_units.items()
+                                if k not in self.units or not _same_unit(self.units[k], u)},
+                      "absent": [k for k in self.units if k not in self.spare_units]},
         }
         path.parent.mkdir(parents=True, exist_ok=True)
         temporary = path.with_name(path.name + ".tmp")
@@ -104,18 +119,54 @@ class BuildCache:
             data = orjson.loads(path.read_bytes())
             if data.get("version") != CACHE_VERSION:
                 return cls()
-            units = {k: Unit(v[0], tuple(v[1]), v[2]) for k, v in data["units"].items()}
+            units = {k: Unit(v[0], _files_from_json(k, v[1]), v[2])
+                     for k, v in data["units"].items()}
             parsed = {k: ParsedFile((v[0][0], v[0][1], v[0][2]), _story_from_json(v[1]),
-                                    tuple(Finding(*f) for f in v[2]))
+                                    tuple(Finding(*f) for f in v[2]), v)
                       for k, v in data["parsed"].items()}
             spare = data["spare"]
-            spare_units = {k: Unit(v[0], tuple(v[1])) for k, v in spare["units"].items()}
+            absent = set(spare["absent"])
+            spare_units = {k: u for k, u in units.items() if k not in absent}
+            spare_units.update((k, Unit(v[0], _files_from_json(k, v[1])))
+                               for k, v in spare["units"].items())
             return cls(site_id=str(data["site_id"]), search_key=str(data["search_key"]),
                        units=units, parsed=parsed, parsed_settings=str(data["parsed_settings"]),
                        spare_id=str(spare["site_id"]), spare_units=spare_units,
-                       spare_loose=tuple(spare["loose"]), loose=tuple(data["loose"]))
+                       spare_loose=_files_from_json("/", spare["loose"]),
+                       loose=_files_from_json("/", data["loose"]))
         except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
             return cls()
+
+
+# A story's files, and a list page's: saved as their count when a unit has exactly these.
+_USUAL_FILES = {3: ("index.html", "index.md", "index.json"), 2: ("index.html", "index.json")}
+
+
+def _usual_files(unit_id: str, count: int) -> tuple[str, ...]:
+    # A cheap test of what relative_file checks in full: a memory file must never name a
+    # file outside the site.
+    if not unit_id.startswith("/") or not unit_id.endswith("/") or any(
+            part in (".", "..") for part in unit_id.split("/")) or "\\" in unit_id or (
+            "\x00" in unit_id):
+        raise ValueError(f"unit {unit_id!r} is not a site folder")
+    return tuple(unit_id[1:] + name for name in _USUAL_FILES[count])
+
+
+def _files_to_json(unit_id: str, files: tuple[str, ...]) -> int | list[str]:
+    count = len(files)
+    if count in _USUAL_FILES and unit_id.endswith("/") and files == _usual_files(unit_id, count):
+        return count
+    return list(files)
+
+
+def _files_from_json(unit_id: str, data: int | list[str]) -> tuple[str, ...]:
+    if isinstance(data, int):
+        return _usual_files(unit_id, data)
+    return tuple(relative_file("/" + name) for name in data)
+
+
+def _same_unit(a: Unit, b: Unit) -> bool:
+    return a.key == b.key and a.files == b.files
 
 
 # Memories of output folders kept at most (the oldest go first).
@@ -131,12 +182,11 @@ def _prune(folder: Path, keep: Path) -> None:
 
 def digest(*parts: bytes | str) -> str:
     """A short hash of several values (length-prefixed, so no two inputs collide)."""
-    h = hashlib.sha256()
+    chunks: list[bytes] = []
     for part in parts:
         data = part.encode("utf-8") if isinstance(part, str) else part
-        h.update(len(data).to_bytes(8, "big"))
-        h.update(data)
-    return h.hexdigest()[:32]
+        chunks += (len(data).to_bytes(8, "big"), data)
+    return hashlib.sha256(b"".join(chunks)).hexdigest()[:32]
 
 
 def folder_fingerprint(folder: Path) -> str:
@@ -203,14 +253,14 @@ class ParseCache:
             cache.parsed.clear()
             cache.parsed_settings = settings
 
-    def signature(self, path: Path) -> tuple[int, int, int] | None:
+    def signature(self, path: str) -> tuple[int, int, int] | None:
         """The file's stat signature, taken before it is read."""
         return self._cache.file_signature(path)
 
-    def recall(self, path: Path, signature: Any) -> tuple[LoadedStory | None,
-                                                           tuple[Finding, ...]] | None:
+    def recall(self, path: str, signature: Any) -> tuple[LoadedStory | None,
+                                                          tuple[Finding, ...]] | None:
         """The remembered result for an unchanged file."""
-        known = self._cache.parsed.get(path.as_posix())
+        known = self._cache.parsed.get(path)
         if known is None or signature is None:
             return None
         if known.signature != signature:
@@ -220,16 +270,16 @@ class ParseCache:
             self.remember(path, signature, (known.story, known.findings))
         return known.story, known.findings
 
-    def remember(self, path: Path, signature: Any,
+    def remember(self, path: str, signature: Any,
                  result: tuple[LoadedStory | None, tuple[Finding, ...]]) -> None:
         """Remember a file's result under the signature taken before it was read."""
         if signature is not None:
-            self._cache.parsed[path.as_posix()] = ParsedFile(signature, *result)
+            self._cache.parsed[path] = ParsedFile(signature, *result)
 
 
-def _sha256_of(path: Path) -> str:
+def _sha256_of(path: str) -> str:
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
     except OSError:
         return ""
 

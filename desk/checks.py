@@ -29,9 +29,9 @@ REUSE_FIELDS = ("version", "summary", "attribution", "link_rule", "keep_ids_rule
 class ParseMemory(Protocol):
     """Remembers each file's inspection while its stat signature is unchanged."""
 
-    def signature(self, path: Path) -> Any: ...
-    def recall(self, path: Path, signature: Any) -> Inspected | None: ...
-    def remember(self, path: Path, signature: Any, result: Inspected) -> None: ...
+    def signature(self, path: str) -> Any: ...
+    def recall(self, path: str, signature: Any) -> Inspected | None: ...
+    def remember(self, path: str, signature: Any, result: Inspected) -> None: ...
 
 
 Inspected = tuple[LoadedStory | None, tuple[Finding, ...]]
@@ -55,8 +55,8 @@ def inspect_content(
                                 "content folder not found"))
         return LoadResult((), tuple(findings)), findings
     paths = story_files(content, findings)
-    results: dict[Path, Inspected] = {}
-    todo: list[tuple[Path, Any]] = []
+    results: dict[str, Inspected] = {}
+    todo: list[tuple[str, Any]] = []
     for path in paths:
         signature = memory.signature(path) if memory is not None else None
         recalled = memory.recall(path, signature) if memory is not None else None
@@ -93,14 +93,14 @@ class LoadResult:
     findings: tuple[Finding, ...]
 
 
-def inspect_file(path: Path, config: Config) -> Inspected:
+def inspect_file(path: str, config: Config) -> Inspected:
     """One file: parsed, validated and checked on its own (nothing across stories)."""
     findings: list[Finding] = []
-    loaded = load_story_file(path, findings)
+    loaded = load_story_file(Path(path), findings)
     if loaded is None:
         return None, tuple(findings)
     story, sha256 = loaded
-    shown = path.as_posix()
+    shown = path
     findings += layout_warnings(shown, story, config)
     findings += check_story(shown, story, config)
     return LoadedStory.of(shown, story, sha256), tuple(findings)

@@ -111,8 +111,9 @@ class ContentChanged(Exception):
         self.path = path
 
 
-def read_story(item: LoadedStory) -> Story:
-    """The full story of a loaded file, read again (only its own pages need it).
+def read_story(item: LoadedStory) -> tuple[Story, dict[str, Any]]:
+    """The full story of a loaded file, read again (only its own pages need it), with the
+    parsed JSON it was validated from (its key order is index.json's).
 
     Raises ContentChanged when the bytes are no longer the ones that were checked.
     """
@@ -124,10 +125,11 @@ def read_story(item: LoadedStory) -> Story:
         raise ContentChanged(item.path)
     ignored: list[Finding] = []  # reported when the file was loaded
     data = parse_json(raw, item.path, ignored)
-    story = validate_story(data, item.path, ignored) if data is not None else None
-    if story is None:
-        raise ContentChanged(item.path)
-    return story
+    try:
+        story = Story.model_validate(data)  # valid, as it was when loaded
+    except ValidationError:
+        raise ContentChanged(item.path) from None
+    return story, data
 
 
 def story_url_path(story: Story) -> str:
@@ -135,14 +137,17 @@ def story_url_path(story: Story) -> str:
     return urls.story_path(story.published_at.date().isoformat(), story.slug)
 
 
-def story_files(content: Path, findings: list[Finding]) -> list[Path]:
-    """Every *.json file below content/stories, skipping hidden names; sorted by path."""
+def story_files(content: Path, findings: list[Finding]) -> list[str]:
+    """Every *.json file below content/stories, skipping hidden names; sorted by path.
+
+    Paths are strings (as they are shown): a large desk has tens of thousands.
+    """
     root = content.resolve()
     stories = content / "stories"
     if not stories.is_dir():
         return []
-    found: list[Path] = []
-    stack = [stories]
+    found: list[str] = []
+    stack = [str(stories)]
     while stack:
         folder = stack.pop()
         try:
@@ -154,21 +159,20 @@ def story_files(content: Path, findings: list[Finding]) -> list[Path]:
         for entry in entries:
             if entry.name.startswith("."):
                 continue
-            path = Path(entry.path)
             if entry.is_symlink():
-                target = path.resolve()
+                target = Path(entry.path).resolve()
                 if not target.is_relative_to(root):
-                    findings.append(Finding(_display(path), "", "symlink-outside",
+                    findings.append(Finding(_display(Path(entry.path)), "", "symlink-outside",
                                             "symlink resolves outside the content folder"))
                     continue
                 if target.is_dir():
                     # Its files are loaded through their real path; following it could loop.
                     continue
             if entry.is_dir():
-                stack.append(path)
+                stack.append(entry.path)
             elif entry.name.endswith(".json") and entry.is_file():
-                found.append(path)
-    return sorted(found, key=lambda p: p.as_posix())
+                found.append(_display(Path(entry.path)) if os.sep != "/" else entry.path)
+    return sorted(found)
 
 
 def load_story_file(path: Path, findings: list[Finding]) -> tuple[Story, str] | None:
@@ -226,13 +230,12 @@ def parse_json(raw: bytes, shown: str, findings: list[Finding]) -> Any:
 
 def validate_story(data: dict[str, Any], shown: str, findings: list[Finding]) -> Story | None:
     """Validate parsed JSON as a Story; append findings (errors and unknown-key warnings)."""
-    context: dict[str, bool] = {}
     try:
-        story = Story.model_validate(data, context=context)
+        story = Story.model_validate(data)
     except ValidationError as exc:
         findings.extend(_validation_findings(exc, data, shown))
         return None
-    if not context:
+    if not story.has_unknown_keys():
         return story
     for pointer, key, known in story.unknown_keys():
         hint = difflib.get_close_matches(key, known, n=1, cutoff=0.75)

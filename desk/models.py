@@ -2,8 +2,8 @@
 
 Field names are the JSON keys. Models are frozen and validated once, by the loader; the
 rest of desk trusts them. Unknown keys are kept (so `index.json` loses nothing) and the
-loader reports them as warnings. Every model remembers the order of its input keys so a
-story serialises back in that order.
+loader reports them as warnings. `to_json_data` puts a story back in the key order of the
+input it was validated from.
 """
 
 from __future__ import annotations
@@ -21,12 +21,8 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
-    PrivateAttr,
     StrictBool,
     StrictInt,
-    ValidationInfo,
-    ValidatorFunctionWrapHandler,
-    model_validator,
 )
 
 from desk.findings import escape_pointer
@@ -67,23 +63,9 @@ Edition = Annotated[str, AfterValidator(check_edition)]
 
 
 class DeskModel(BaseModel):
-    """Base of every story model: frozen, keeps unknown keys and the input's key order."""
+    """Base of every story model: frozen, keeps unknown keys."""
 
     model_config = ConfigDict(frozen=True, extra="allow", populate_by_name=True)
-
-    _key_order: tuple[str, ...] = PrivateAttr(default=())
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _remember_key_order(cls, data: Any, handler: ValidatorFunctionWrapHandler,
-                            info: ValidationInfo) -> Any:
-        model = handler(data)
-        if isinstance(data, dict) and isinstance(model, DeskModel):
-            model._key_order = tuple(data)
-            if model.__pydantic_extra__ and isinstance(info.context, dict):
-                # Tells the loader to look for unknown keys (most stories have none).
-                info.context["has_unknown_keys"] = True
-        return model
 
     def __eq__(self, other: object) -> bool:
         # Equal content is equal whatever order the keys were written in.
@@ -99,6 +81,11 @@ class DeskModel(BaseModel):
         # Consistent with __eq__ (key order does not count); desk itself never hashes models.
         return hash((type(self).__name__, self.model_dump_json()))
 
+    def has_unknown_keys(self) -> bool:
+        """True when this model or one below it kept an unknown key (a quick test)."""
+        return bool(self.__pydantic_extra__) or any(
+            _has_unknown(value) for value in self.__dict__.values())
+
     def unknown_keys(self, pointer: str = "") -> Iterator[tuple[str, str, tuple[str, ...]]]:
         """Yield (JSON pointer, key, the model's known keys) for every unknown key below."""
         known = tuple(field.alias or name for name, field in type(self).model_fields.items())
@@ -110,23 +97,25 @@ class DeskModel(BaseModel):
             yield from _unknown_in(value, f"{pointer}/{escape_pointer(key)}")
 
 
-def _in_key_order(value: Any, data: Any) -> Any:
-    """Put dumped data back in the order of the input's keys, recursively."""
-    if isinstance(value, DeskModel) and isinstance(data, dict):
-        order = value._key_order
-        if order and list(data)[: len(order)] != list(order):
-            rank = {key: i for i, key in enumerate(order)}
-            last = len(rank)
-            data = dict(sorted(data.items(), key=lambda item: rank.get(item[0], last)))
-        for name, field in type(value).model_fields.items():
-            key = field.alias or name
-            if key in data:
-                child = getattr(value, name)
-                if isinstance(child, DeskModel | tuple):
-                    data[key] = _in_key_order(child, data[key])
-    elif isinstance(value, tuple) and isinstance(data, list):
-        return [_in_key_order(v, d) for v, d in zip(value, data, strict=True)]
-    return data
+def _order_like(value: Any, like: Any) -> Any:
+    """Dumped data put back in the key order of the input it was validated from: keys the
+    input had come in its order, keys it lacked (recomputed URLs) after them."""
+    if isinstance(value, dict) and isinstance(like, dict):
+        ordered = {key: _order_like(value[key], like[key]) for key in like if key in value}
+        if len(ordered) != len(value):
+            ordered.update((key, item) for key, item in value.items() if key not in ordered)
+        return ordered
+    if isinstance(value, list) and isinstance(like, list) and len(value) == len(like):
+        return [_order_like(v, w) for v, w in zip(value, like, strict=True)]
+    return value
+
+
+def _has_unknown(value: Any) -> bool:
+    if isinstance(value, DeskModel):
+        return value.has_unknown_keys()
+    if isinstance(value, tuple):
+        return any(_has_unknown(item) for item in value if not isinstance(item, str))
+    return False
 
 
 def _unknown_in(value: Any, pointer: str) -> Iterator[tuple[str, str, tuple[str, ...]]]:
@@ -316,9 +305,9 @@ class Story(DeskModel):
         """The trust level label ('confirmed', ...) or ''."""
         return self.labels.trust
 
-    def to_json_data(self) -> dict[str, Any]:
-        """The story as JSON-ready data, in the input's key order, unknown keys kept."""
-        data: dict[str, Any] = _in_key_order(
-            self, self.model_dump(mode="json", by_alias=True, exclude_unset=True))
-        return data
+    def to_json_data(self, like: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The story as JSON-ready data, unknown keys kept, in the key order of `like` (the
+        parsed input it was validated from) when given."""
+        data: dict[str, Any] = self.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return _order_like(data, like) if like is not None else data
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
+from functools import lru_cache
 
 SLUG_PATTERN = r"^[a-z0-9]+(-[a-z0-9]+)*$"
 EDITION_PATTERN = r"^\d{4}-\d{2}-\d{2}T\d{2}$"
@@ -16,6 +17,8 @@ _SLUG = re.compile(SLUG_PATTERN)
 _EDITION = re.compile(EDITION_PATTERN)
 
 
+# Cached: URLs are built from the same few thousand values again and again.
+@lru_cache(maxsize=1 << 16)
 def check_segment(value: str) -> str:
     """Return value if it is a valid slug or newsroom segment, else raise ValueError."""
     if not _SLUG.fullmatch(value):
@@ -26,13 +29,17 @@ def check_segment(value: str) -> str:
     return value
 
 
+@lru_cache(maxsize=1 << 16)
 def check_edition(value: str) -> str:
     """Return value if it is a valid edition id (YYYY-MM-DDTHH), else raise ValueError."""
-    message = f"{value!r} is not a valid edition: use YYYY-MM-DDTHH (pattern {EDITION_PATTERN})"
     if not _EDITION.fullmatch(value):
-        raise ValueError(message)
+        raise ValueError(_edition_message(value))
     try:
         datetime(int(value[:4]), int(value[5:7]), int(value[8:10]), int(value[11:13]))
     except ValueError:
-        raise ValueError(message + ", a real date and hour") from None
+        raise ValueError(_edition_message(value) + ", a real date and hour") from None
     return value
+
+
+def _edition_message(value: str) -> str:
+    return f"{value!r} is not a valid edition: use YYYY-MM-DDTHH (pattern {EDITION_PATTERN})"

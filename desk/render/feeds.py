@@ -88,7 +88,7 @@ def render_feeds(
             key = by_key.get(path, "")
             found = known.get(key) if key else None
             if found is None:
-                view = story_view(read_story(item), catalog, config, prose)
+                view = story_view(read_story(item)[0], catalog, config, prose)
                 html = env.get_template("feed_content.html").render(view=view)
                 found = Entry(view, html)
             entries[path] = found

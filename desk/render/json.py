@@ -41,7 +41,8 @@ def published_story(story: Story, config: Config) -> Story:
     return story.model_copy(update=update)
 
 
-def story_json(story: Story, config: Config) -> bytes:
-    """index.json: the story in schema hangingcontext.desk/1, in the input's key order."""
-    return encode(published_story(story, config).to_json_data())
+def story_json(story: Story, config: Config, like: dict[str, Any] | None = None) -> bytes:
+    """index.json: the story in schema hangingcontext.desk/1, in the key order of `like`
+    (the parsed input), else in the models' field order."""
+    return encode(published_story(story, config).to_json_data(like))
 

@@ -329,10 +329,7 @@ def editions_index(pages: Pages) -> Iterator[Output]:
                 for g in chunk
             ],
         }
-        html = pages.env.get_template("editions.html").render(
-            page=meta, site=pages.site, rows=rows, pager=pager)
-        yield Output(path, html.encode("utf-8"))
-        yield Output(path + "index.json", encode(data))
+        yield from pages.page(path, "editions.html", meta, data, rows=rows, pager=pager)
 
 
 def edition_page(pages: Pages, group: Group) -> Iterator[Output]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from jinja2 import Environment
 
 from desk import urls
@@ -40,13 +42,14 @@ def story_meta(view: StoryView, config: Config) -> PageMeta:
 
 def render_story(
     story: Story,
+    raw: dict[str, Any] | None,
     catalog: Catalog,
     config: Config,
     env: Environment,
     prose: Prose,
     site: SiteContext,
 ) -> list[Output]:
-    """Render one story in all three formats."""
+    """Render one story in all three formats (`raw`: the parsed input, for key order)."""
     view = story_view(story, catalog, config, prose)
     meta = story_meta(view, config)
     html = env.get_template("story.html").render(view=view, page=meta, site=site)
@@ -54,5 +57,5 @@ def render_story(
     return [
         Output(view.path, html.encode("utf-8")),
         Output(view.path + "index.md", markdown.encode("utf-8")),
-        Output(view.path + "index.json", story_json(story, config)),
+        Output(view.path + "index.json", story_json(story, config, raw)),
     ]

@@ -7,6 +7,7 @@ import re
 import traceback
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import lru_cache
 from pathlib import Path
 
 from jinja2 import (
@@ -24,9 +25,13 @@ from desk.config import Config
 from desk.findings import Finding
 
 
-def make_environment(config: Config) -> Environment:
-    """A Jinja environment over the configured templates folder (HTML and XML autoescaped)."""
+def make_environment(config: Config, reload: bool = True) -> Environment:
+    """A Jinja environment over the configured templates folder (HTML and XML autoescaped).
+
+    `reload=False` for a one-off build: templates are not checked for changes at each use.
+    """
     env = Environment(
+        auto_reload=reload,
         loader=FileSystemLoader(str(config.templates_dir)),
         autoescape=select_autoescape(["html", "xml"]),
         undefined=StrictUndefined,
@@ -44,11 +49,14 @@ def make_environment(config: Config) -> Environment:
     return env
 
 
+# Cached: list pages and feeds show the same stories' times again and again.
+@lru_cache(maxsize=1 << 16)
 def isotime(value: datetime) -> str:
     """RFC 3339 in UTC with a Z: 2026-11-14T12:36:05Z."""
     return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
+@lru_cache(maxsize=1 << 16)
 def humantime(value: datetime) -> str:
     """A reader's date: 14 November 2026, 12:36 UTC."""
     value = value.astimezone(UTC)
