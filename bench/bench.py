@@ -610,6 +610,39 @@ def table(count: int, results: dict[str, dict[str, tuple[float, float]]],
     return lines + [""]
 
 
+def goals(count: int, results: dict[str, dict[str, tuple[float, float]]]) -> list[str]:
+    """desk's goals (issue #6) against this run's figures, met or not."""
+    desk = results.get("desk")
+    if not desk:
+        return []
+
+    def line(goal: str, value: str, met: bool) -> str:
+        return f"| {goal} | {value} | {'met' if met else 'not met'} |"
+
+    lines = [f"Goals at {count:,} stories (peak memory: the largest of the four builds):", "",
+             "| goal | measured | |", "|---|---|---|"]
+    hugo = results.get("Hugo")
+    if hugo:
+        cold = hugo["cold"][0]
+        for phase, limit, goal in (("cold", 1.25, "cold build ≤ 1.25× Hugo's"),
+                                   ("hourly", 0.15, "hourly publish ≤ 0.15× Hugo's cold build"),
+                                   ("unchanged", 0.10,
+                                    "nothing changed ≤ 0.1× Hugo's cold build")):
+            value = desk[phase][0] / cold
+            lines.append(line(goal, f"{value:.2f}×", value <= limit))
+    for name in ("Pelican", "MkDocs"):
+        if name in results:
+            value = results[name]["cold"][0] / desk["cold"][0]
+            lines.append(line(f"cold build ≥ 5× faster than {name}", f"{value:.1f}× faster",
+                              value >= 5))
+    if "serve" in desk:
+        lines.append(line("desk serve, save → reload < 300 ms",
+                          f"{desk['serve'][0] * 1000:.0f} ms", desk["serve"][0] < 0.3))
+    peak = max(desk[p][1] for p in PHASES)
+    lines.append(line("peak memory < 100 MB", f"{peak:.0f} MB", peak < 100))
+    return lines + [""]
+
+
 def machine() -> str:
     cpu = platform.processor() or platform.machine()
     try:
@@ -625,8 +658,8 @@ def machine() -> str:
         memory = f", {kb / 1024 / 1024:.0f} GB memory"
     except (OSError, ValueError, IndexError):
         pass
-    return (f"{cpu}, {os.cpu_count()} cores{memory}, {platform.system()} "
-            f"{platform.release()}, Python {platform.python_version()}")
+    return (f"{cpu}, {os.cpu_count()} cores{memory}, {platform.system()}, "
+            f"Python {platform.python_version()}")
 
 
 def main() -> None:
@@ -665,8 +698,8 @@ def main() -> None:
         finally:
             if not args.keep:
                 shutil.rmtree(root, ignore_errors=True)
-        report += table(count, results, versions)
-        print("\n".join(table(count, results, versions)), flush=True)
+        report += table(count, results, versions) + goals(count, results)
+        print("\n".join(table(count, results, versions) + goals(count, results)), flush=True)
     args.results.write_text("\n".join(report), encoding="utf-8")
     print(f"Written to {args.results}")
 
