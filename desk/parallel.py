@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from jinja2 import TemplateError
 
@@ -80,22 +80,11 @@ def map_forked(func: Callable[[T], R], items: Sequence[T], workers: int) -> list
         return [func(item) for item in items]
     size = -(-len(items) // workers)
     chunks = [items[i: i + size] for i in range(0, len(items), size)]
-    context = multiprocessing.get_context("fork")
-    forked: list[tuple[multiprocessing.process.BaseProcess, Connection]] = []
-    for chunk in chunks[1:]:
-        receive, send = context.Pipe(duplex=False)
-        process = context.Process(target=_map_chunk, args=(func, chunk, send), daemon=True)
-        process.start()
-        send.close()
-        forked.append((process, receive))
+    forked = [_fork(_map_chunk, (func, chunk)) for chunk in chunks[1:]]
     try:
         results = [func(item) for item in chunks[0]]
-        for worker, receive in forked:
-            try:
-                kind, payload = receive.recv()
-            except EOFError:
-                kind, payload = "error", "a worker stopped unexpectedly"
-            worker.join()
+        for worker in forked:
+            kind, payload = _outcome(worker)
             if kind != "ok":
                 raise RuntimeError(payload)
             results.extend(payload)
@@ -124,17 +113,32 @@ def start_workers(
 ) -> list[tuple[multiprocessing.process.BaseProcess, Connection]]:
     """Fork one worker per chunk; each renders its stories and writes them below root
     (`replace`: unlinking each file first, as in a recycled folder)."""
+    return [_fork(_work, (chunk, render, in_latest, root, templates_dir, replace))
+            for chunk in chunks]
+
+
+Worker = tuple[multiprocessing.process.BaseProcess, Connection]
+
+
+def _fork(target: Callable[..., None], args: tuple[Any, ...]) -> Worker:
+    """Start target(*args, send) in a forked process; its outcome comes through the pipe."""
     context = multiprocessing.get_context("fork")
-    workers: list[tuple[multiprocessing.process.BaseProcess, Connection]] = []
-    for chunk in chunks:
-        receive, send = context.Pipe(duplex=False)
-        process = context.Process(
-            target=_work, args=(chunk, render, in_latest, root, templates_dir, replace, send),
-            daemon=True)
-        process.start()
-        send.close()
-        workers.append((process, receive))
-    return workers
+    receive, send = context.Pipe(duplex=False)
+    process = context.Process(target=target, args=(*args, send), daemon=True)
+    process.start()
+    send.close()
+    return process, receive
+
+
+def _outcome(worker: Worker) -> tuple[str, Any]:
+    """Wait for a worker: ("ok", results) or (a failure kind, what to report)."""
+    process, receive = worker
+    try:
+        kind, payload = receive.recv()
+    except EOFError:
+        kind, payload = "error", "a worker stopped unexpectedly"
+    process.join()
+    return kind, payload
 
 
 def collect(workers: list[tuple[multiprocessing.process.BaseProcess, Connection]]
@@ -142,12 +146,8 @@ def collect(workers: list[tuple[multiprocessing.process.BaseProcess, Connection]
     """Wait for every worker; raise RenderFailed or WriteError if one failed."""
     results: list[Rendered] = []
     problem: Exception | None = None
-    for process, receive in workers:
-        try:
-            kind, payload = receive.recv()
-        except EOFError:
-            kind, payload = "error", "a render worker stopped unexpectedly"
-        process.join()
+    for worker in workers:
+        kind, payload = _outcome(worker)
         if kind == "ok":
             results.extend(payload)
         elif problem is None:

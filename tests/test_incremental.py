@@ -6,6 +6,7 @@ import shutil
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
 from conftest import tree
 from storygen import REPO, make_corpus, make_story, write_story
 
@@ -91,17 +92,34 @@ def test_serve_memory_skips_unchanged_files(tmp_path: Path) -> None:
 
 def test_parallel_build_equals_single_process_build(tmp_path: Path) -> None:
     content = tmp_path / "content"
-    make_corpus(content, 160)
+    make_corpus(content, 210)  # past PARALLEL_MIN_FILES: the files are inspected in workers too
     one = load_config(REPO / "pyproject.toml", {
         "cache_dir": tmp_path / "cache", "search": False, "content_dir": content,
                                                 "output_dir": tmp_path / "one"})
     two = load_config(REPO / "pyproject.toml", {
         "cache_dir": tmp_path / "cache", "search": False, "content_dir": content,
                                                 "output_dir": tmp_path / "two"})
-    assert build(one, NOW, jobs=1).ok
+    single = build(one, NOW, jobs=1)
+    assert single.ok
     report = build(two, NOW, jobs=3)
     assert report.ok and report.files == len(tree(two.output_dir)) - 1  # all but the marker
     assert tree(one.output_dir) == tree(two.output_dir)
+    assert report.findings == single.findings and report.published == single.published
+
+
+def test_forked_map_keeps_order_and_reports_a_failing_worker() -> None:
+    from desk.parallel import map_forked
+
+    items = list(range(1000))
+    assert map_forked(str, items, 3) == [str(i) for i in items]
+
+    def fails_late(n: int) -> int:
+        if n == 999:
+            raise ValueError("story 999 is broken")
+        return n
+
+    with pytest.raises(RuntimeError, match="story 999 is broken"):
+        map_forked(fails_late, items, 2)
 
 
 def test_template_error_in_a_worker_is_reported_and_changes_nothing(tmp_path: Path) -> None:
