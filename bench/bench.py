@@ -13,7 +13,8 @@ machine drift hits them alike:
 
 desk builds without the search index (--no-search), as the others have none. Single figures
 drift by ±30% on shared machines: compare the ratios, which are measured in the same run.
-The table is printed and written, with the date and the machine, to bench/RESULTS.md.
+The table is printed and written, with the date and the machine, to bench/RESULTS.md
+(a --quick run only prints it, so it never replaces the full results).
 
 Usage: python bench/bench.py [--sizes 1000,10000] [--quick] [--tools desk,hugo,...]
        [--anchors DIR] [--keep DIR] [--edits 5] [--results FILE]
@@ -671,7 +672,9 @@ def main() -> None:
     parser.add_argument("--tools", default="desk,hugo,eleventy,pelican,mkdocs")
     parser.add_argument("--anchors", type=Path, help="where the other tools are installed")
     parser.add_argument("--keep", type=Path, help="work in this folder and keep it")
-    parser.add_argument("--results", type=Path, default=REPO / "bench" / "RESULTS.md")
+    parser.add_argument("--results", type=Path,
+                        help="where to write the Markdown (default: bench/RESULTS.md; "
+                             "--quick writes nothing unless given)")
     args = parser.parse_args()
     sizes = [200] if args.quick else [int(s) for s in args.sizes.split(",")]
     edits = 3 if args.quick else args.edits
@@ -700,8 +703,11 @@ def main() -> None:
                 shutil.rmtree(root, ignore_errors=True)
         report += table(count, results, versions) + goals(count, results)
         print("\n".join(table(count, results, versions) + goals(count, results)), flush=True)
-    args.results.write_text("\n".join(report), encoding="utf-8")
-    print(f"Written to {args.results}")
+    written: Path | None = args.results or (None if args.quick
+                                             else REPO / "bench" / "RESULTS.md")
+    if written is not None:
+        written.write_text("\n".join(report), encoding="utf-8")
+        print(f"Written to {written}")
 
 
 if __name__ == "__main__":
