@@ -22,7 +22,7 @@ from jinja2 import Environment, TemplateError
 
 from desk import urls
 from desk.assets import Asset, collect_assets
-from desk.cache import BuildCache, Ledger, ParseCache, digest, folder_fingerprint
+from desk.cache import BuildCache, Ledger, ParseCache, digest, folder_fingerprint, memo_digest
 from desk.catalog import Catalog, build_catalog, paginate
 from desk.checks import inspect_content
 from desk.config import Config
@@ -271,6 +271,7 @@ def render_outputs(
                   *(a.path for a in assets),
                   config.model_dump_json(exclude={"output_dir", "content_dir", "cache_dir",
                                                   "templates_dir", "static_dir"}))
+    memo = memory.key_memo if memory is not None else None
     latest = catalog.latest_edition
     in_latest = {s.url_path for s in latest.stories} if latest else set()
     digests: dict[str, str] = {}
@@ -279,7 +280,8 @@ def render_outputs(
     keys: dict[str, str] = {}
     for item in catalog.published:
         path = item.url_path
-        key = keys[path] = digest(base, item.digest, story_signature(item, catalog, config))
+        key = keys[path] = memo_digest(memo, base, item.digest,
+                                       story_signature(item, catalog, config))
         unit = ledger.reuse(path, key)
         if unit is None:
             todo.append((item, key))
@@ -316,7 +318,7 @@ def render_outputs(
         yield from _render_here(todo, render, in_latest, done, progress, 1, len(todo))
     yield from render_site_pages(catalog, config, env, site, prose, now, digests,
                                  latest_markdown, ledger, base, keys,
-                                 memory.feed_entries if memory is not None else None)
+                                 memory.feed_entries if memory is not None else None, memo)
 
 
 # What rendering one list page costs, in stories (measured: about 0.8).

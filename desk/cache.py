@@ -79,6 +79,7 @@ class BuildCache:
     environment: tuple[str, Any] | None = None
     present: set[str] = field(default_factory=set)  # files of the live preview's folder
     parsed_settings: str = ""  # what the remembered findings were checked against
+    key_memo: dict[tuple[str, ...], str] = field(default_factory=dict)  # in-process only
 
     def file_signature(self, path: str | Path) -> tuple[int, int, int] | None:
         """The stat values that change whenever a file's bytes do."""
@@ -187,6 +188,23 @@ def digest(*parts: bytes | str) -> str:
         data = part.encode("utf-8") if isinstance(part, str) else part
         chunks += (len(data).to_bytes(8, "big"), data)
     return hashlib.sha256(b"".join(chunks)).hexdigest()[:32]
+
+
+# Keys remembered at most by a long-running process, before it starts afresh.
+MAX_MEMO = 200_000
+
+
+def memo_digest(memo: dict[tuple[str, ...], str] | None, *parts: str) -> str:
+    """digest(*parts), remembered in `memo` (desk serve's) across builds: most keys of a
+    large site are the same from one save to the next."""
+    if memo is None:
+        return digest(*parts)
+    found = memo.get(parts)
+    if found is None:
+        if len(memo) > MAX_MEMO:
+            memo.clear()
+        found = memo[parts] = digest(*parts)
+    return found
 
 
 def folder_fingerprint(folder: Path) -> str:

@@ -28,6 +28,7 @@ class Catalog:
     editions: tuple[Group, ...]
     by_path: dict[str, LoadedStory] = field(repr=False)
     edition_index: dict[str, int] = field(repr=False, default_factory=dict)
+    newsroom_index: dict[str, Group] = field(repr=False, default_factory=dict)
 
     @property
     def latest_edition(self) -> Group | None:
@@ -41,7 +42,7 @@ class Catalog:
 
     def newsroom(self, key: str) -> Group:
         """The group of one newsroom."""
-        return next(g for g in self.newsrooms if g.key == key)
+        return self.newsroom_index[key]
 
     def neighbours(self, edition: str) -> tuple[Group | None, Group | None]:
         """(older, newer) editions around one edition."""
@@ -96,4 +97,5 @@ def build_catalog(
         editions=editions,
         by_path={s.url_path: s for s in published},
         edition_index={g.key: i for i, g in enumerate(editions)},
+        newsroom_index={g.key: g for g in newsrooms},
     )

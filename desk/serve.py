@@ -299,11 +299,13 @@ class DevServer:
         report = build(config, now, future=self._future, out_dir=self.state.folder,
                        cache=self._memory, remove_old=self._remove_later,
                        writer=self._in_place if in_place else None, jobs=jobs)
-        if report.ok and not in_place:
-            self._memory.present = set()  # a new folder: listed again when next needed
         errors = report.errors if not report.ok else ()
         self.state.publish(report, errors)
         self._report(reason, report, errors, time.perf_counter() - started)
+        if report.ok and not in_place:
+            # A new folder: listed once the reload is sent, so the next save (written in
+            # place) does not wait for it.
+            self._memory.present = files_of(self.state.folder)
         return report
 
     def _in_place(self, folder: Path) -> InPlace:

@@ -488,7 +488,7 @@ class InPlace:
 
     def link_previous(self, files: tuple[str, ...], unit: str = "", key: str = "") -> bool:
         """Keep unchanged files where they are (False if one is missing or claimed)."""
-        if any(f not in self._present or f in self._kept for f in files):
+        if not (self._kept.isdisjoint(files) and self._present.issuperset(files)):
             return False
         self._kept.update(files)
         self.files += len(files)

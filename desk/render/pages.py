@@ -16,7 +16,7 @@ from typing import Any
 from jinja2 import Environment
 
 from desk import urls
-from desk.cache import Ledger, digest
+from desk.cache import Ledger, digest, memo_digest
 from desk.catalog import Catalog, Group, paginate
 from desk.checks import REUSE_FIELDS
 from desk.config import Config
@@ -94,6 +94,7 @@ class Pages:
     ledger: Ledger
     base: str
     keys: dict[str, str]
+    memo: dict[tuple[str, ...], str] | None = None
 
     def href(self, path: str) -> str:
         return urls.href(self.config, path)
@@ -145,10 +146,11 @@ class Pages:
     def members_key(self, path: str, template: str, stories: Sequence[LoadedStory],
                     *extra: str) -> str:
         """A cheap key for a page that shows only its member stories (and `extra`):
-        each story's own key covers everything of the story a page can show."""
-        parts = [f"{self.keys.get(s.url_path, s.digest)}:"
-                 f"{self.catalog.newsroom(s.summary.newsroom).title}" for s in stories]
-        return digest(self.base, path, template, *extra, *parts)
+        each story's own key covers everything of the story a page can show, its
+        newsroom's title included."""
+        keys = self.keys
+        return memo_digest(self.memo, self.base, path, template, *extra,
+                           *(keys.get(s.url_path, s.digest) for s in stories))
 
     def render(self, path: str, key: str, template: str, meta: PageMeta, data: bytes,
                **context: Any) -> Iterator[Output]:
@@ -188,9 +190,10 @@ def render_site_pages(
     base: str,
     keys: dict[str, str] | None = None,
     feed_memory: dict[str, Entry] | None = None,
+    memo: dict[tuple[str, ...], str] | None = None,
 ) -> Iterator[Output]:
-    """Every file of the site besides the story files."""
-    pages = Pages(catalog, config, env, site, digests, ledger, base, keys or {})
+    """Every file of the site besides the story files (`memo`: see cache.memo_digest)."""
+    pages = Pages(catalog, config, env, site, digests, ledger, base, keys or {}, memo)
     yield from front_page(pages)
     yield from newsrooms_index(pages)
     for group in catalog.newsrooms:

@@ -216,9 +216,9 @@ def story_view(story: Story, catalog: Catalog, config: Config, prose: Prose) -> 
 
 
 def _newsroom_title(newsroom: str, own_title: str, catalog: Catalog, config: Config) -> str:
-    for group in catalog.newsrooms:
-        if group.key == newsroom:
-            return group.title
+    group = catalog.newsroom_index.get(newsroom)
+    if group is not None:
+        return group.title
     return own_title or config.newsrooms.get(newsroom) or newsroom
 
 
