@@ -242,8 +242,7 @@ def _build(
 def _spare_of(memory: BuildCache) -> Spare | None:
     if not memory.spare_id:
         return None
-    return Spare(memory.spare_id, {k: (u.key, u.files) for k, u in memory.spare_units.items()},
-                 memory.spare_loose)
+    return Spare(memory.spare_id, memory.spare_units, memory.spare_loose)
 
 
 def render_outputs(

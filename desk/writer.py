@@ -18,7 +18,7 @@ import stat
 import threading
 import uuid
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,13 +61,22 @@ def spare_path(out_dir: Path) -> Path:
     return out_dir.parent / (staging_prefix(out_dir) + "spare")
 
 
+class UnitFiles(Protocol):
+    """A unit as the writer sees it: the key it was rendered under and its files."""
+
+    @property
+    def key(self) -> str: ...
+    @property
+    def files(self) -> tuple[str, ...]: ...
+
+
 @dataclass(frozen=True)
 class Spare:
     """What the build memory knows of the spare folder: its site id and its files, by
     unit (each with the key it was rendered under) and loose."""
 
     site_id: str
-    units: dict[str, tuple[str, tuple[str, ...]]]
+    units: Mapping[str, UnitFiles]
     loose: tuple[str, ...]
 
 
@@ -265,8 +274,10 @@ class Staging:
         for relative in files:
             self.claim(relative)
         self.files += len(files)
-        if self._spare is not None and unit and self._spare.units.get(unit) == (key, files):
-            return True
+        if self._spare is not None and unit:
+            kept = self._spare.units.get(unit)
+            if kept is not None and kept.key == key and kept.files == files:
+                return True
         self._pool.link_all(files, self.out_dir)
         return True
 
@@ -281,8 +292,8 @@ class Staging:
         (with `remove`, e.g. later in another thread, else at once)."""
         if self._spare is not None:
             spare_files = set(self._spare.loose)
-            for _, files in self._spare.units.values():
-                spare_files.update(files)
+            for kept in self._spare.units.values():
+                spare_files.update(kept.files)
             self._pool.flush()
             self._pool.remove_all(sorted(spare_files - self._written, reverse=True))
         self._pool.close()
