@@ -1,56 +1,61 @@
-"""`desk build`: load → check → catalog → render → write, top to bottom.
+"""`desk build`: inspect → catalog → render → write → search → swap, top to bottom.
 
-`desk serve` calls the same build() with its own output folder; there is no second path.
+`desk serve` calls the same build() with its own target and an in-process cache; there
+is no second path. Walking one story through:
+
+1. desk.inspection loads its file (desk.loader) and checks it (desk.checks) into a
+   LoadedStory (a small summary), unless the cache knows the file unchanged;
+2. desk.catalog places it among the published or held stories, by newsroom and edition;
+3. its key (desk.keys) is compared with the one its files were built under (desk.ledger);
+   when they differ, desk.render.story renders its three files, here or in a forked
+   worker (desk.parallel), and the writer (desk.writer, chosen by desk.target) stages
+   them;
+4. the pages around the stories (desk.render.site's registry) follow the same way;
+5. the staged site is swapped in whole and the cache (desk.cache) saved for next time.
 """
 
 from __future__ import annotations
 
-import contextlib
 import gc
-import hashlib
-import os
 import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
-from importlib.metadata import version
+from functools import partial
 from pathlib import Path
 
 from jinja2 import Environment, TemplateError
 
 from desk import urls
 from desk.assets import Asset, collect_assets
-from desk.cache import BuildCache, Ledger, ParseCache, digest, folder_fingerprint, memo_digest
-from desk.catalog import Catalog, build_catalog, paginate
-from desk.checks import inspect_content
+from desk.cache import BuildCache, InspectionCache, Session
+from desk.catalog import Catalog, Clock, build_catalog
 from desk.config import Config
 from desk.findings import Finding
-from desk.loader import ContentChanged, LoadedStory, read_story
-from desk.parallel import (
-    Rendered,
-    RenderFailed,
-    changed_finding,
-    collect,
-    rendered,
-    start_workers,
-    stop_workers,
-)
+from desk.inspection import inspect_content
+from desk.keys import KeyMaker, check_key, site_key
+from desk.ledger import Ledger
+from desk.loader import ContentChanged, LoadedStory
+from desk.parallel import RenderFailed, RenderUnit, collect, start_workers, stop_workers
 from desk.prose import Prose
 from desk.render import Output
-from desk.render.pages import render_site_pages
-from desk.render.story import render_story
+from desk.render.context import RenderContext, StoryResults, Units
+from desk.render.feeds import feed_members
+from desk.render.site import list_page_count, site_units
+from desk.render.story import RenderedStory, Wanted, render_story_unit
 from desk.render.templates import make_environment, site_context, template_finding
 from desk.render.view import story_signature
-from desk.urls import relative_file
-from desk.writer import SiteWriter, Spare, Staging, WriteError
+from desk.target import RecycledSpare, Target, open_writer
+from desk.writer import SiteWriter, WriteError
 
-DESK_VERSION = version("desk")
 Progress = Callable[[int, int], None]
 
 # Below this many stories per process, forking costs more than it saves.
 PARALLEL_MIN_STORIES = 50
+# What rendering one list page costs, in stories (measured: about 0.8).
+LIST_PAGE_COST = 0.8
 
 
 @dataclass(frozen=True)
@@ -88,269 +93,246 @@ class BuildReport:
         return min((s.summary.published_at for s in self.held), default=None)
 
 
-def cache_file(config: Config, out_dir: Path) -> Path:
-    """Where the unit memory of an output folder is kept (never in the site itself)."""
-    where = hashlib.sha256(str(out_dir.resolve()).encode()).hexdigest()[:12]
-    return config.cache_dir / f"{out_dir.name}-{where}.json"
+class Timer:
+    """Wall time per stage."""
+
+    def __init__(self) -> None:
+        self.timings: dict[str, float] = {}
+        self._clock = time.perf_counter()
+
+    def lap(self, stage: str) -> None:
+        """Close a stage."""
+        current = time.perf_counter()
+        self.timings[stage] = current - self._clock
+        self._clock = current
 
 
 def build(
     config: Config,
-    now: datetime,
-    future: bool = False,
-    out_dir: Path | None = None,
+    clock: Clock,
+    target: Target | None = None,
     cache: BuildCache | None = None,
     jobs: int = 1,
-    remove_old: Callable[[Path], None] | None = None,
-    use_cache: bool = True,
     progress: Progress | None = None,
-    writer: Callable[[Path], SiteWriter] | None = None,
 ) -> BuildReport:
-    """Build the site into out_dir (default: config.output_dir), or refuse on errors.
+    """Build the site into the target, or refuse on errors.
 
-    `cache` is the memory a long-running caller (desk serve) keeps between builds; without
-    one, the unit memory saved beside the output folder is used and updated. `jobs` is
-    how many processes may render stories (forked; not for callers with threads).
-    `remove_old` deletes the replaced site (default: at once, before returning).
-    `use_cache=False` neither reads nor writes the saved memory (a from-scratch build).
-    `progress(done, total)` is told how rendering goes, story by story. `writer` makes
-    the object that puts files in place (default: a staging folder swapped in whole).
+    `target` says where files go (default: RecycledSpare of the output folder); `cache`
+    what the last build left (default: the state saved for that folder; pass
+    `BuildCache()` to build from nothing and save nothing). `jobs` is how many processes
+    may render stories (forked; not for callers with threads). `progress(done, total)` is
+    told how rendering goes, story by story.
     """
+    target = target or RecycledSpare(config.output_dir)
+    cache = cache or BuildCache.saved_for(config.cache_dir, target.out_dir)
     # A build makes no reference cycles worth collecting, while the collector's scans of
-    # the tens of thousands of objects a large site keeps alive (summaries, the build
-    # memory) cost up to a third of a rebuild; reference counting frees the rest.
+    # the tens of thousands of objects a large site keeps alive cost up to a third of a
+    # rebuild; reference counting frees the rest.
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _build(config, now, future, out_dir, cache, jobs, remove_old, use_cache,
-                      progress, writer)
+        return _build(config, clock, target, cache, Workers(jobs, progress))
     finally:
         if collecting:
             gc.enable()
 
 
-def _build(
-    config: Config,
-    now: datetime,
-    future: bool,
-    out_dir: Path | None,
-    cache: BuildCache | None,
-    jobs: int,
-    remove_old: Callable[[Path], None] | None,
-    use_cache: bool,
-    progress: Progress | None,
-    writer: Callable[[Path], SiteWriter] | None,
-) -> BuildReport:
-    out = out_dir if out_dir is not None else config.output_dir
-    persistent = cache is None and use_cache
-    if cache is not None:
-        memory = cache
-    else:
-        memory = BuildCache.read(cache_file(config, out)) if use_cache else BuildCache()
-    timings: dict[str, float] = {}
-    clock = time.perf_counter()
-
-    def lap(stage: str) -> None:
-        nonlocal clock
-        current = time.perf_counter()
-        timings[stage] = current - clock
-        clock = current
-
-    settings = digest(DESK_VERSION, os.getcwd(),
-                      config.model_dump_json(exclude={"output_dir", "cache_dir"}))
-    loaded, findings = inspect_content(config, ParseCache(memory, settings), jobs)
-    lap("load")
-    if any(f.is_error for f in findings):
-        return BuildReport(False, tuple(findings), timings=timings)
-
-    catalog = build_catalog(loaded.stories, config, now, future)
-    lap("catalog")
-    keep_spare = persistent and remove_old is None and writer is None
+def _build(config: Config, clock: Clock, target: Target, cache: BuildCache,
+           workers: Workers) -> BuildReport:
+    timer = Timer()
+    inspection = inspect_content(config, InspectionCache(cache.state, check_key(config)),
+                                 workers.jobs)
+    findings = list(inspection.findings)
+    timer.lap("load")
+    if not inspection.ok:
+        return BuildReport(False, tuple(findings), timings=timer.timings)
+    catalog = build_catalog(inspection.stories, config, clock)
+    timer.lap("catalog")
     try:
-        if writer is not None:
-            staging: SiteWriter = writer(out)
-        else:
-            staging = Staging(out, _spare_of(memory) if keep_spare else None, keep_spare)
+        writer = open_writer(target, cache.state.spare)
     except (WriteError, OSError) as exc:
+        out = target.out_dir
         findings.insert(0, Finding(str(out), "", "output", str(exc).removeprefix(f"{out}: ")))
-        return BuildReport(False, tuple(findings), timings=timings)
-    previous = memory.units if memory.site_id and memory.site_id == staging.previous_id else {}
-    ledger = Ledger(previous, staging)
+        return BuildReport(False, tuple(findings), timings=timer.timings)
+    ledger = Ledger(cache.state.units_of(writer.previous_id), writer)
     try:
         assets = collect_assets(config.static_dir)
-        staging.write(render_outputs(catalog, config, assets, now, ledger, staging, jobs,
-                                     None if persistent else memory, progress))
-        for asset in assets:
-            staging.copy(asset.source, asset.path)
-        lap("render")
-        search_key = ledger.search_key() if config.search else ""
+        ctx = render_context(catalog, config, clock, cache.session, assets)
+        keys = KeyMaker(site_key(config, (a.path for a in assets)),
+                        cache.session.keys if cache.session is not None else None)
+        render_site(ctx, Plan(keys, ledger, writer), assets, cache.session, workers)
+        timer.lap("render")
         if config.search:
-            index = out / urls.PAGEFIND.strip("/")
-            unchanged = bool(previous) and memory.search_key == search_key and index.is_dir()
-            # No story page changed: the last index still describes the site.
-            if not (unchanged and staging.link_previous(tuple(
-                    p.relative_to(out).as_posix() for p in sorted(index.rglob("*"))
-                    if p.is_file()))):
-                findings += index_for_search(staging.path, out)
-            staging.flush()
-            lap("search")
-        site_id = ledger.site_id()
-        staging.swap_in(site_id, remove_old)
-        lap("write")
-    except TemplateError as exc:
-        staging.discard()
-        findings.insert(0, template_finding(exc, config.templates_dir))
-        return BuildReport(False, tuple(findings), timings=timings)
-    except RenderFailed as exc:
-        staging.discard()
-        findings.insert(0, exc.finding)
-        return BuildReport(False, tuple(findings), timings=timings)
-    except ContentChanged as exc:
-        staging.discard()
-        findings.insert(0, changed_finding(exc))
-        return BuildReport(False, tuple(findings), timings=timings)
-    except (WriteError, OSError) as exc:
-        staging.discard()
-        cache_file(config, out).unlink(missing_ok=True)  # the next build starts afresh
-        findings.insert(0, Finding(str(out), "", "output", str(exc)))
-        return BuildReport(False, tuple(findings), timings=timings)
-    except BaseException:
-        staging.discard()
-        raise
-    known_before = memory.site_id == staging.previous_id
-    memory.spare_id = staging.previous_id or "" if known_before else ""
-    memory.spare_units = memory.units if known_before else {}
-    memory.spare_loose = memory.loose if known_before else ()
-    memory.loose = staging.loose_files({f for u in ledger.units.values() for f in u.files})
-    memory.units, memory.site_id, memory.search_key = ledger.units, site_id, search_key
-    if persistent:
-        with contextlib.suppress(OSError):  # a cache that cannot be saved only costs time
-            memory.save(cache_file(config, out))
-    return BuildReport(
-        ok=True,
-        findings=tuple(findings),
-        published=catalog.published,
-        held=catalog.held,
-        files=staging.files,
-        bytes=staging.bytes,
-        timings=timings,
-        out_dir=out,
-        reused=ledger.reused,
-    )
+            findings += index_search(ledger, writer)
+            timer.lap("search")
+        writer.swap_in(ledger.site_id())
+        timer.lap("write")
+    except BaseException as exc:
+        writer.discard()
+        failure = build_failure(exc, config, target.out_dir)
+        if failure is None:
+            raise
+        if isinstance(exc, WriteError | OSError):
+            cache.forget()  # the next build starts afresh
+        return BuildReport(False, (failure, *findings), timings=timer.timings)
+    cache.state.advance(writer.previous_id, ledger.units, writer.loose_files(ledger.files()),
+                        ledger.site_id())
+    cache.save()
+    return BuildReport(ok=True, findings=tuple(findings), published=catalog.published,
+                       held=catalog.held, files=writer.files, bytes=writer.bytes,
+                       timings=timer.timings, out_dir=target.out_dir, reused=ledger.reused)
 
 
-def _spare_of(memory: BuildCache) -> Spare | None:
-    if not memory.spare_id:
-        return None
-    return Spare(memory.spare_id, memory.spare_units, memory.spare_loose)
+@dataclass(frozen=True)
+class Workers:
+    """How many processes may render, and who hears how far they got."""
+
+    jobs: int = 1
+    progress: Progress | None = None
 
 
-def render_outputs(
-    catalog: Catalog,
-    config: Config,
-    assets: tuple[Asset, ...],
-    now: datetime,
-    ledger: Ledger,
-    staging: SiteWriter,
-    jobs: int = 1,
-    memory: BuildCache | None = None,
-    progress: Progress | None = None,
-) -> Iterator[Output]:
-    """Every rendered file of the site, stories first, then the pages around them.
+@dataclass(frozen=True)
+class Plan:
+    """How a build decides and writes: unit keys, the ledger of units, the writer."""
 
-    A unit whose inputs are unchanged since the last build is linked, not rendered. With
-    jobs > 1 and enough stories to render, forked workers render some of them and write
-    their files themselves. `memory` (desk serve's) keeps the template environment and
-    feed entries between builds.
-    """
-    env = _environment(config, memory)
-    prose = Prose()
+    keys: KeyMaker
+    ledger: Ledger
+    writer: SiteWriter
+
+    def write(self, units: Units) -> None:
+        """Each unit kept when its key is unchanged, else rendered and written."""
+        for unit in units:
+            if unit.inputs is None:
+                self.writer.write(unit.render())
+                continue
+            key = self.keys.key(unit.inputs, unit.remember)
+            if self.ledger.reuse(unit.id, key) is None:
+                outputs = unit.render()
+                self.writer.write(outputs)
+                self.ledger.record(unit.id, key, outputs)
+
+
+def render_context(catalog: Catalog, config: Config, clock: Clock, session: Session | None,
+                   assets: tuple[Asset, ...]) -> RenderContext:
+    """What every renderer of this build reads (story results come later)."""
     site = site_context(config, {a.name: urls.href(config, a.path) for a in assets})
-    base = digest(DESK_VERSION, folder_fingerprint(config.templates_dir),
-                  *(a.path for a in assets),
-                  config.model_dump_json(exclude={"output_dir", "content_dir", "cache_dir",
-                                                  "templates_dir", "static_dir"}))
-    memo = memory.key_memo if memory is not None else None
-    latest = catalog.latest_edition
-    in_latest = {s.url_path for s in latest.stories} if latest else set()
-    digests: dict[str, str] = {}
-    latest_markdown: dict[str, bytes] = {}
-    todo: list[tuple[LoadedStory, str]] = []
+    return RenderContext(catalog, config, _environment(config, session), site, Prose(),
+                         clock.now)
+
+
+def render_site(ctx: RenderContext, plan: Plan, assets: tuple[Asset, ...],
+                session: Session | None, workers: Workers) -> None:
+    """Every file of the site: stories first, then the pages around them, then assets."""
+    remembered = session.feed_entries if session is not None else {}
+    ctx = replace(ctx, stories=render_stories(ctx, plan, remembered, workers))
+    plan.write(site_units(ctx))
+    for asset in assets:
+        plan.writer.copy(asset.source, asset.path)
+    if session is not None:  # keep the entries that feeds may show next time
+        members = {ctx.story_key(p, "") for p in feed_members(ctx.catalog, ctx.config)}
+        session.feed_entries = {k: e for k, e in ctx.stories.entries.items() if k in members}
+
+
+def render_stories(ctx: RenderContext, plan: Plan, entries: dict[str, object],
+                   workers: Workers) -> StoryResults:
+    """Each published story kept or rendered (in forked workers when there are many);
+    what the pages around the stories need to know of them."""
     keys: dict[str, str] = {}
-    for item in catalog.published:
-        path = item.url_path
-        key = keys[path] = memo_digest(memo, base, item.digest,
-                                       story_signature(item, catalog, config))
-        unit = ledger.reuse(path, key)
-        if unit is None:
+    digests: dict[str, str] = {}
+    markdown: dict[str, bytes] = {}
+    entries = dict(entries)
+    todo: list[tuple[LoadedStory, str]] = []
+    for item in ctx.catalog.published:
+        key = keys[item.url_path] = plan.keys.key(
+            (item.digest, story_signature(item, ctx.catalog, ctx.config)), remember=True)
+        kept = plan.ledger.reuse(item.url_path, key)
+        if kept is None:
             todo.append((item, key))
-            continue
-        digests[path] = unit.json_digest
-        if path in in_latest:
-            latest_markdown[path] = (staging.out_dir / relative_file(path + "index.md")
-                                     ).read_bytes()
+        else:
+            digests[item.url_path] = kept.json_digest
+    latest = ctx.catalog.latest_edition
+    wanted = Wanted(frozenset(s.url_path for s in latest.stories) if latest else frozenset(),
+                    frozenset(feed_members(ctx.catalog, ctx.config)))
 
-    def render(item: LoadedStory) -> list[Output]:
-        return render_story(*read_story(item), catalog, config, env, prose, site)
+    def render(item: LoadedStory, key: str) -> tuple[list[Output], RenderedStory]:
+        return render_story_unit(item, key, ctx, wanted)
 
-    def done(result: Rendered) -> None:
-        ledger.record_files(result.path, result.key, result.files, result.json_digest)
-        digests[result.path] = result.json_digest
-        if result.markdown is not None:
-            latest_markdown[result.path] = result.markdown
-
-    workers = min(jobs, len(todo) // PARALLEL_MIN_STORIES)
-    if workers > 1:
-        chunks = _shares(todo, workers, catalog, config)
-        forked = start_workers(chunks[1:], render, in_latest, staging.path,
-                               config.templates_dir, staging.recycled)
-        try:
-            # This process renders the first share meanwhile, then the list pages.
-            yield from _render_here(chunks[0], render, in_latest, done, progress,
-                                    len(todo) / max(1, len(chunks[0])), len(todo))
-            for result in collect(forked):
-                staging.adopt(result.files, result.size)
-                done(result)
-        finally:
-            stop_workers(forked)
-    else:
-        yield from _render_here(todo, render, in_latest, done, progress, 1, len(todo))
-    yield from render_site_pages(catalog, config, env, site, prose, now, digests,
-                                 latest_markdown, ledger, base, keys,
-                                 memory.feed_entries if memory is not None else None, memo)
+    for record in _render_todo(todo, render, plan.writer, ctx, workers):
+        plan.ledger.record_files(record.path, record.key, record.files, record.json_digest)
+        digests[record.path] = record.json_digest
+        if record.markdown is not None:
+            markdown[record.path] = record.markdown
+        if record.entry is not None:
+            entries[record.key] = record.entry
+    return StoryResults(keys, digests, markdown, entries)
 
 
-# What rendering one list page costs, in stories (measured: about 0.8).
-LIST_PAGE_COST = 0.8
+def _render_todo(todo: list[tuple[LoadedStory, str]], render: RenderUnit, writer: SiteWriter,
+                 ctx: RenderContext, workers: Workers) -> Iterator[RenderedStory]:
+    """Render stories here, or share them with forked workers that write their own files."""
+    count = min(workers.jobs, len(todo) // PARALLEL_MIN_STORIES)
+    if count <= 1:
+        yield from _render_here(todo, render, writer, workers.progress, 1, len(todo))
+        return
+    chunks = _shares(todo, count, ctx)
+    forked = start_workers(chunks[1:], render,
+                           partial(describe_failure, templates_dir=ctx.config.templates_dir),
+                           writer.path, writer.recycled)
+    try:
+        # This process renders the first share meanwhile, then the list pages.
+        yield from _render_here(chunks[0], render, writer, workers.progress,
+                                len(todo) / max(1, len(chunks[0])), len(todo))
+        for record in collect(forked):
+            writer.adopt(record.files, record.size)
+            yield record
+    finally:
+        stop_workers(forked)
 
 
-def _shares(todo: list[tuple[LoadedStory, str]], workers: int, catalog: Catalog,
-            config: Config) -> list[list[tuple[LoadedStory, str]]]:
+def _render_here(todo: list[tuple[LoadedStory, str]], render: RenderUnit, writer: SiteWriter,
+                 progress: Progress | None, scale: float, total: int
+                 ) -> Iterator[RenderedStory]:
+    for i, (item, key) in enumerate(todo, start=1):
+        outputs, record = render(item, key)
+        writer.write(outputs)
+        if progress is not None:
+            # With workers, this process's share stands for the whole (scaled).
+            progress(min(round(i * scale), total), total)
+        yield record
+
+
+def _shares(todo: list[tuple[LoadedStory, str]], workers: int, ctx: RenderContext
+            ) -> list[list[tuple[LoadedStory, str]]]:
     """Split the stories to render among workers; this process's share (the first) is
     smaller by the list pages it renders afterwards, when they are all to be rendered."""
     pages = 0.0
-    if len(todo) == len(catalog.published):
-        pages = LIST_PAGE_COST * (len(catalog.editions) + sum(
-            paginate(len(g.stories), config.page_size) for g in catalog.newsrooms))
+    if len(todo) == len(ctx.catalog.published):
+        pages = LIST_PAGE_COST * list_page_count(ctx.catalog, ctx.config)
     own = max(0, min(len(todo), round((len(todo) + pages) / workers - pages)))
     rest = todo[own:]
     size = -(-len(rest) // (workers - 1))
     return [todo[:own]] + [rest[i: i + size] for i in range(0, len(rest), size)]
 
 
-def _environment(config: Config, memory: BuildCache | None) -> Environment:
-    """The template environment, kept in memory across builds of one process."""
-    made_from = config.model_dump_json(include={"templates_dir"})
-    if memory is not None and memory.environment and memory.environment[0] == made_from:
-        env: Environment = memory.environment[1]
-        return env
-    env = make_environment(config, reload=memory is not None)
-    if memory is not None:
-        memory.environment = (made_from, env)
-    return env
+def index_search(ledger: Ledger, writer: SiteWriter) -> list[Finding]:
+    """The search index as one unit, keyed by every story page's key: kept while no story
+    page changed, else made anew by Pagefind over the staged site."""
+    key = ledger.search_key()
+    if ledger.reuse(urls.PAGEFIND, key) is not None:
+        return []
+    writer.flush()
+    writer.clear(urls.PAGEFIND)
+    findings = run_pagefind(writer.path, writer.out_dir)
+    folder = writer.path / urls.PAGEFIND.strip("/")
+    made = sorted(p for p in folder.rglob("*") if p.is_file()) if folder.is_dir() else []
+    if made and not findings:
+        files = tuple(p.relative_to(writer.path).as_posix() for p in made)
+        writer.adopt(files, sum(p.stat().st_size for p in made))
+        ledger.record_files(urls.PAGEFIND, key, files)
+    return findings
 
 
-def index_for_search(site: Path, out: Path) -> list[Finding]:
+def run_pagefind(site: Path, out: Path) -> list[Finding]:
     """Run Pagefind over the staged site (story bodies carry data-pagefind-body)."""
     try:
         result = subprocess.run([sys.executable, "-m", "pagefind", "--site", str(site),
@@ -365,19 +347,34 @@ def index_for_search(site: Path, out: Path) -> list[Finding]:
     return []
 
 
-def _render_here(
-    todo: list[tuple[LoadedStory, str]],
-    render: Callable[[LoadedStory], list[Output]],
-    in_latest: set[str],
-    done: Callable[[Rendered], None],
-    progress: Progress | None = None,
-    scale: float = 1,
-    total: int = 0,
-) -> Iterator[Output]:
-    for i, (item, key) in enumerate(todo, start=1):
-        outputs = render(item)
-        done(rendered(item, key, outputs, item.url_path in in_latest))
-        if progress is not None:
-            # With workers, this process's share stands for the whole (scaled).
-            progress(min(round(i * scale), total), total)
-        yield from outputs
+def describe_failure(exc: BaseException, templates_dir: Path) -> Finding | None:
+    """The finding of a failure while rendering (None: not one a build reports)."""
+    if isinstance(exc, TemplateError):
+        return template_finding(exc, templates_dir)
+    if isinstance(exc, ContentChanged):
+        return Finding(exc.path, "", "content-changed",
+                       "changed while the site was being built; build again")
+    if isinstance(exc, RenderFailed):
+        return exc.finding
+    return None
+
+
+def build_failure(exc: BaseException, config: Config, out: Path) -> Finding | None:
+    """The finding that explains why a build stopped (None: an unexpected error)."""
+    if isinstance(exc, WriteError | OSError):
+        return Finding(str(out), "", "output", str(exc))
+    if isinstance(exc, Exception):
+        return describe_failure(exc, config.templates_dir)
+    return None
+
+
+def _environment(config: Config, session: Session | None) -> Environment:
+    """The template environment, kept by a long-running process across builds."""
+    made_from = config.model_dump_json(include={"templates_dir"})
+    if session is not None and session.environment and session.environment[0] == made_from:
+        env: Environment = session.environment[1]
+        return env
+    env = make_environment(config, reload=session is not None)
+    if session is not None:
+        session.environment = (made_from, env)
+    return env

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Generic, TypeVar
 
 from desk.config import Config
 from desk.loader import LoadedStory
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -57,6 +61,38 @@ def paginate(count: int, size: int) -> int:
     return max(1, -(-count // size))
 
 
+@dataclass(frozen=True)
+class Slice(Generic[T]):
+    """One page of a paginated list: its items, its path and its neighbours' paths."""
+
+    number: int
+    total: int
+    items: Sequence[T]
+    path: str
+    prev_path: str | None
+    next_path: str | None
+
+
+def slices(items: Sequence[T], size: int, path_of: Callable[[int], str]) -> Iterator[Slice[T]]:
+    """The pages of a list, `size` items each (an empty list still has one page)."""
+    total = paginate(len(items), size)
+    for n in range(1, total + 1):
+        yield Slice(n, total, items[(n - 1) * size: n * size], path_of(n),
+                    path_of(n - 1) if n > 1 else None, path_of(n + 1) if n < total else None)
+
+
+@dataclass(frozen=True)
+class Clock:
+    """The build time, and whether stories dated after it are published anyway."""
+
+    now: datetime
+    future: bool = False
+
+    def publishes(self, when: datetime) -> bool:
+        """True when a story published at `when` is out."""
+        return self.future or when <= self.now
+
+
 def newest_first(stories: list[LoadedStory]) -> list[LoadedStory]:
     """Sort by published_at, then id, newest first."""
     return sorted(stories, key=lambda s: (s.summary.published_at, s.summary.id), reverse=True)
@@ -70,12 +106,10 @@ def newsroom_title(key: str, stories: tuple[LoadedStory, ...], config: Config) -
     return config.newsrooms.get(key) or key.replace("-", " ").title()
 
 
-def build_catalog(
-    stories: tuple[LoadedStory, ...], config: Config, now: datetime, future: bool = False
-) -> Catalog:
-    """Split stories into published and held (after `now`), then group the published ones."""
-    published = newest_first([s for s in stories if future or s.summary.published_at <= now])
-    held = tuple(sorted((s for s in stories if not future and s.summary.published_at > now),
+def build_catalog(stories: tuple[LoadedStory, ...], config: Config, clock: Clock) -> Catalog:
+    """Split stories into published and held (not yet out), then group the published ones."""
+    published = newest_first([s for s in stories if clock.publishes(s.summary.published_at)])
+    held = tuple(sorted((s for s in stories if not clock.publishes(s.summary.published_at)),
                         key=lambda s: (s.summary.published_at, s.summary.id)))
     by_newsroom: dict[str, list[LoadedStory]] = {}
     by_edition: dict[str, list[LoadedStory]] = {}

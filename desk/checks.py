@@ -1,195 +1,189 @@
 """The provenance gate: what each story promises about its citations, verified.
 
-Each check has a stable code. Errors stop `desk build`; warnings are reported.
-The loader already reports syntax, schema, path-segment, unknown-key, URL-layout and
-duplicate-URL findings; these checks need valid models.
+Checks are small rules in two lists, run in order: `STORY_RULES` see one valid story,
+`ACROSS_RULES` see every loaded story. Each rule yields findings with a code from the
+constants below. Errors stop `desk build`; warnings are reported. The loader reports
+syntax, schema, path-segment, unknown-key and URL-layout findings before these run.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from functools import partial
-from pathlib import Path
-from typing import Any, Protocol
 
 from desk import urls
 from desk.config import Config
-from desk.findings import Finding, sort_findings
-from desk.loader import LoadedStory, layout_warnings, load_story_file, story_files, url_collisions
-from desk.models import Cite, Story
-from desk.parallel import map_forked
+from desk.findings import Finding, Severity
+from desk.loader import LoadedStory
+from desk.models import REUSE_FIELDS, Cite, Story
 
-# The reuse fields that state terms (the URL fields are the layout's business).
-REUSE_FIELDS = ("version", "summary", "attribution", "link_rule", "keep_ids_rule",
-                "no_endorsement")
-
-
-class ParseMemory(Protocol):
-    """Remembers each file's inspection while its stat signature is unchanged."""
-
-    def signature(self, path: str) -> Any: ...
-    def recall(self, path: str, signature: Any) -> Inspected | None: ...
-    def remember(self, path: str, signature: Any, result: Inspected) -> None: ...
-
-
-Inspected = tuple[LoadedStory | None, tuple[Finding, ...]]
-
-
-def inspect_content(
-    config: Config,
-    memory: ParseMemory | None = None,
-    jobs: int = 1,
-) -> tuple[LoadResult, list[Finding]]:
-    """Load the content and check it: what `desk check` prints and `desk build` gates on.
-
-    Each file is inspected on its own (parsed, validated, checked) — by `jobs` forked
-    processes when there are many — unless `memory` knows it unchanged; then the checks
-    across stories run. Returns the load result and every finding, errors first.
-    """
-    findings: list[Finding] = []
-    content = config.content_dir
-    if not content.is_dir():
-        findings.append(Finding(str(content), "", "content-missing",
-                                "content folder not found"))
-        return LoadResult((), tuple(findings)), findings
-    paths = story_files(content, findings)
-    results: dict[str, Inspected] = {}
-    todo: list[tuple[str, Any]] = []
-    for path in paths:
-        signature = memory.signature(path) if memory is not None else None
-        recalled = memory.recall(path, signature) if memory is not None else None
-        if recalled is None:
-            todo.append((path, signature))
-        else:
-            results[path] = recalled
-    fresh = map_forked(partial(inspect_file, config=config), [p for p, _ in todo],
-                       jobs if len(todo) >= PARALLEL_MIN_FILES else 1)
-    for (path, signature), result in zip(todo, fresh, strict=True):
-        results[path] = result
-        if memory is not None:
-            memory.remember(path, signature, result)
-    loaded: list[LoadedStory] = []
-    for path in paths:
-        item, own = results[path]
-        findings.extend(own)
-        if item is not None:
-            loaded.append(item)
-    findings += url_collisions(loaded)
-    findings += cross_story_findings(loaded, config)
-    return LoadResult(tuple(loaded), tuple(findings)), sort_findings(findings)
-
-
-# Below this many files to parse, forking costs more than it saves.
-PARALLEL_MIN_FILES = 200
+UNCITED_TEXT = "uncited-text"
+UNKNOWN_MANIFEST = "unknown-manifest"
+EMPTY_CLAIMS = "empty-claims"
+CITED_IDS_MISMATCH = "cited-ids-mismatch"
+UNCITED_MANIFEST = "uncited-manifest"
+EDITION_GAP = "edition-gap"
+SOURCE_COUNT = "source-count"
+RUN_MANIFESTS_MISMATCH = "run-manifests-mismatch"
+REUSE_DIFFERS = "reuse-differs"
+DUPLICATE_URL = "duplicate-url"
+DUPLICATE_ID = "duplicate-id"
+RELATED_MISSING = "related-missing"
 
 
 @dataclass(frozen=True)
-class LoadResult:
-    """Every valid story (in path order) and every finding."""
+class Problem:
+    """What a story rule found, before it is tied to a file."""
 
-    stories: tuple[LoadedStory, ...]
-    findings: tuple[Finding, ...]
-
-
-def inspect_file(path: str, config: Config) -> Inspected:
-    """One file: parsed, validated and checked on its own (nothing across stories)."""
-    findings: list[Finding] = []
-    loaded = load_story_file(Path(path), findings)
-    if loaded is None:
-        return None, tuple(findings)
-    story, sha256 = loaded
-    shown = path
-    findings += layout_warnings(shown, story, config)
-    findings += check_story(shown, story, config)
-    return LoadedStory.of(shown, story, sha256), tuple(findings)
+    pointer: str
+    code: str
+    message: str
+    severity: Severity = "error"
 
 
-def cross_story_findings(stories: list[LoadedStory], config: Config) -> list[Finding]:
-    """The checks that need every story: duplicate ids and related links that lead nowhere."""
-    findings: list[Finding] = []
-    first_with_id: dict[str, LoadedStory] = {}
-    known_paths = {item.url_path for item in stories}
-    for item in stories:
-        other = first_with_id.setdefault(item.summary.id, item)
-        if other is not item:
-            findings.append(Finding(item.path, "/id", "duplicate-id",
-                                    f"id {item.summary.id!r} is also the id of {other.path}"))
-        for i, (url, _) in enumerate(item.summary.related):
-            path = urls.internal_story_path(url, config, item.summary.url)
-            if path is not None and path not in known_paths:
-                findings.append(Finding(item.path, f"/related/{i}/url", "related-missing",
-                                        f"{url} points at a story that is not in the content",
-                                        severity="warning"))
-    return findings
+StoryRule = Callable[[Story, Config], Iterator[Problem]]
+AcrossRule = Callable[[Sequence[LoadedStory], Config], Iterator[Finding]]
 
 
 def check_story(path: str, story: Story, config: Config) -> list[Finding]:
-    """The findings of one story on its own."""
-    out: list[Finding] = []
+    """The findings of one story on its own, rule by rule."""
+    return [Finding(path, p.pointer, p.code, p.message, p.severity)
+            for rule in STORY_RULES for p in rule(story, config)]
 
-    def error(pointer: str, code: str, message: str) -> None:
-        out.append(Finding(path, pointer, code, message))
 
-    def warning(pointer: str, code: str, message: str) -> None:
-        out.append(Finding(path, pointer, code, message, severity="warning"))
+def check_across(stories: Sequence[LoadedStory], config: Config) -> list[Finding]:
+    """The findings that need every story, rule by rule."""
+    return [finding for rule in ACROSS_RULES for finding in rule(stories, config)]
 
+
+def citations(story: Story, config: Config) -> Iterator[Problem]:
+    """Every key fact and paragraph cites a listed manifest, naming claims."""
     listed = {m.manifest_id for m in story.manifests}
-    cited: dict[str, None] = {}
     for pointer, cites in _cited_blocks(story):
         if not cites:
-            warning(pointer, "uncited-text", "has no citation")
+            yield Problem(pointer, UNCITED_TEXT, "has no citation", "warning")
         for i, cite in enumerate(cites):
-            cite_pointer = f"{pointer}/cites/{i}"
-            cited[cite.manifest_id] = None
+            where = f"{pointer}/cites/{i}"
             if cite.manifest_id not in listed:
-                error(cite_pointer + "/manifest_id", "unknown-manifest",
-                      f"manifest {cite.manifest_id!r} is not in /manifests")
+                yield Problem(where + "/manifest_id", UNKNOWN_MANIFEST,
+                              f"manifest {cite.manifest_id!r} is not in /manifests")
             if not cite.claim_ids:
-                error(cite_pointer + "/claim_ids", "empty-claims",
-                      "cites a manifest but no claim ids")
+                yield Problem(where + "/claim_ids", EMPTY_CLAIMS,
+                              "cites a manifest but no claim ids")
 
+
+def cited_ids_match(story: Story, config: Config) -> Iterator[Problem]:
+    """/cited_manifest_ids lists exactly the manifests the text cites."""
+    cited = _cited_ids(story)
     if set(story.cited_manifest_ids) != set(cited):
-        error("/cited_manifest_ids", "cited-ids-mismatch",
-              f"lists {_ids(story.cited_manifest_ids)} but the story cites {_ids(cited)}")
+        yield Problem("/cited_manifest_ids", CITED_IDS_MISMATCH,
+                      f"lists {_ids(story.cited_manifest_ids)} but the story cites "
+                      f"{_ids(cited)}")
 
+
+def manifests_cited(story: Story, config: Config) -> Iterator[Problem]:
+    """Every listed manifest is cited somewhere."""
+    cited = _cited_ids(story)
     for i, manifest in enumerate(story.manifests):
         if manifest.manifest_id not in cited:
-            warning(f"/manifests/{i}", "uncited-manifest",
-                    f"manifest {manifest.manifest_id!r} is listed but never cited")
+            yield Problem(f"/manifests/{i}", UNCITED_MANIFEST,
+                          f"manifest {manifest.manifest_id!r} is listed but never cited",
+                          "warning")
 
+
+def edition_near_publication(story: Story, config: Config) -> Iterator[Problem]:
+    """The edition hour is near the publication time."""
     gap = abs(story.published_at - edition_start(story.edition))
     if gap > timedelta(hours=config.edition_gap_hours):
-        error("/edition", "edition-gap",
-              f"edition {story.edition} is {gap.total_seconds() / 3600:.1f} h away from "
-              f"published_at (at most {config.edition_gap_hours:g} h)")
+        yield Problem("/edition", EDITION_GAP,
+                      f"edition {story.edition} is {gap.total_seconds() / 3600:.1f} h away "
+                      f"from published_at (at most {config.edition_gap_hours:g} h)")
 
+
+def source_counts(story: Story, config: Config) -> Iterator[Problem]:
+    """The stated source counts agree with /sources."""
     if story.source_count is not None and story.source_count != len(story.sources):
-        warning("/source_count", "source-count",
-                f"is {story.source_count} but /sources has {len(story.sources)}")
+        yield Problem("/source_count", SOURCE_COUNT,
+                      f"is {story.source_count} but /sources has {len(story.sources)}",
+                      "warning")
     distinct = len(set(story.sources))
     if story.distinct_source_count is not None and story.distinct_source_count != distinct:
-        warning("/distinct_source_count", "source-count",
-                f"is {story.distinct_source_count} but /sources has {distinct} distinct")
+        yield Problem("/distinct_source_count", SOURCE_COUNT,
+                      f"is {story.distinct_source_count} but /sources has {distinct} "
+                      "distinct", "warning")
 
+
+def run_manifests_match(story: Story, config: Config) -> Iterator[Problem]:
+    """The manifests to run again are the ones the story cites."""
     run = story.run_these_manifests
     if run is not None and run.manifest_ids and set(run.manifest_ids) != set(
-        story.cited_manifest_ids
-    ):
-        warning("/run_these_manifests/manifest_ids", "run-manifests-mismatch",
-                f"lists {_ids(run.manifest_ids)} but /cited_manifest_ids is "
-                f"{_ids(story.cited_manifest_ids)}")
+            story.cited_manifest_ids):
+        yield Problem("/run_these_manifests/manifest_ids", RUN_MANIFESTS_MISMATCH,
+                      f"lists {_ids(run.manifest_ids)} but /cited_manifest_ids is "
+                      f"{_ids(story.cited_manifest_ids)}", "warning")
 
-    if story.reuse is not None and config.reuse:
-        given = story.reuse.model_fields_set
-        differing = [key for key in REUSE_FIELDS if key in config.reuse and key in given
-                     and getattr(story.reuse, key) != config.reuse[key]]
-        if differing:
-            warning("/reuse", "reuse-differs",
-                    f"differs from the site's reuse terms in {', '.join(differing)}")
 
-    return out
+def reuse_matches_site(story: Story, config: Config) -> Iterator[Problem]:
+    """A story's own reuse terms agree with the site's."""
+    if story.reuse is None or not config.reuse:
+        return
+    given = story.reuse.model_fields_set
+    differing = [key for key in REUSE_FIELDS if key in config.reuse and key in given
+                 and getattr(story.reuse, key) != config.reuse[key]]
+    if differing:
+        yield Problem("/reuse", REUSE_DIFFERS,
+                      f"differs from the site's reuse terms in {', '.join(differing)}",
+                      "warning")
+
+
+def unique_urls(stories: Sequence[LoadedStory], config: Config) -> Iterator[Finding]:
+    """Two stories at one URL: the second (in path order) is an error."""
+    first_at: dict[str, LoadedStory] = {}
+    for item in stories:
+        other = first_at.setdefault(item.url_path, item)
+        if other is not item:
+            yield Finding(item.path, "/slug", DUPLICATE_URL,
+                          f"{item.url_path} is also the URL of {other.path}")
+
+
+def unique_ids(stories: Sequence[LoadedStory], config: Config) -> Iterator[Finding]:
+    """Two stories with one id: the second (in path order) is an error."""
+    first_with_id: dict[str, LoadedStory] = {}
+    for item in stories:
+        other = first_with_id.setdefault(item.summary.id, item)
+        if other is not item:
+            yield Finding(item.path, "/id", DUPLICATE_ID,
+                          f"id {item.summary.id!r} is also the id of {other.path}")
+
+
+def related_resolve(stories: Sequence[LoadedStory], config: Config) -> Iterator[Finding]:
+    """Related links to this site's stories lead to stories in the content."""
+    known_paths = {item.url_path for item in stories}
+    for item in stories:
+        for i, (url, _) in enumerate(item.summary.related):
+            path = urls.internal_story_path(url, config, item.summary.url)
+            if path is not None and path not in known_paths:
+                yield Finding(item.path, f"/related/{i}/url", RELATED_MISSING,
+                              f"{url} points at a story that is not in the content",
+                              severity="warning")
+
+
+STORY_RULES: tuple[StoryRule, ...] = (
+    citations,
+    cited_ids_match,
+    manifests_cited,
+    edition_near_publication,
+    source_counts,
+    run_manifests_match,
+    reuse_matches_site,
+)
+
+ACROSS_RULES: tuple[AcrossRule, ...] = (
+    unique_urls,
+    unique_ids,
+    related_resolve,
+)
 
 
 def _cited_blocks(story: Story) -> Iterator[tuple[str, tuple[Cite, ...]]]:
@@ -198,6 +192,10 @@ def _cited_blocks(story: Story) -> Iterator[tuple[str, tuple[Cite, ...]]]:
     for si, section in enumerate(story.sections):
         for pi, paragraph in enumerate(section.paragraphs):
             yield f"/sections/{si}/paragraphs/{pi}", paragraph.cites
+
+
+def _cited_ids(story: Story) -> dict[str, None]:
+    return {cite.manifest_id: None for _, cites in _cited_blocks(story) for cite in cites}
 
 
 def edition_start(edition: str) -> datetime:

@@ -10,6 +10,7 @@ import os
 import sys
 import time
 import webbrowser
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -17,12 +18,15 @@ from typing import Any
 import click
 
 from desk.build import BuildReport, build
-from desk.checks import inspect_content
+from desk.cache import BuildCache
+from desk.catalog import Clock
 from desk.config import Config, ConfigError, find_project_file, load_config
 from desk.findings import Finding
+from desk.inspection import inspect_content
 from desk.linkcheck import check_links
 from desk.report import report_data, report_markdown
 from desk.serve import DevServer, ServeError
+from desk.target import FreshStaging, RecycledSpare
 
 
 class IsoDatetime(click.ParamType):  # type: ignore[type-arg]
@@ -98,8 +102,12 @@ def build_command(content: Path | None, out: Path | None, base_url: str | None,
     config = make_config(config_file, content_dir=content, output_dir=out, base_url=base_url,
                          search=False if no_search else None, cache_dir=cache_dir)
     bar = ProgressBar(sys.stderr)
-    report = build(config, now or datetime.now(UTC), future=future, jobs=jobs,
-                   use_cache=not no_cache, progress=bar.update)
+    out = config.output_dir
+    # --no-cache: a build from nothing into a fresh folder, remembering nothing.
+    target = FreshStaging(out) if no_cache else RecycledSpare(out)
+    cache = BuildCache() if no_cache else BuildCache.saved_for(config.cache_dir, out)
+    report = build(config, Clock(now or datetime.now(UTC), future), target, cache, jobs,
+                   bar.update)
     bar.finish()
     echo_findings(report.findings)
     write_reports(report, report_file)
@@ -184,12 +192,14 @@ def check_command(content: Path | None, strict: bool, fmt: str, links_dir: Path 
                   base_url: str | None, config_file: Path | None) -> None:
     """Check every story without writing anything (or, with --links, a built site)."""
     config = make_config(config_file, content_dir=content, base_url=base_url)
+    findings: Sequence[Finding]
     if links_dir is not None:
         findings = check_links(links_dir, config)
         checked = f"{links_dir}: links"
     else:
-        loaded, findings = inspect_content(config)
-        checked = f"{len(loaded.stories)} stories"
+        inspection = inspect_content(config)
+        findings = inspection.findings
+        checked = f"{len(inspection.stories)} stories"
     if fmt == "json":
         click.echo(json.dumps([f.as_dict() for f in findings], ensure_ascii=False, indent=2))
     else:

@@ -379,18 +379,6 @@ def _lone_surrogates(value: Any, pointer: str) -> Iterator[str]:
             yield from _lone_surrogates(item, f"{pointer}/{i}")
 
 
-def url_collisions(loaded: list[LoadedStory]) -> list[Finding]:
-    """Two stories at one URL: the second (in path order) is an error."""
-    first_at: dict[str, LoadedStory] = {}
-    findings = []
-    for item in loaded:
-        other = first_at.setdefault(item.url_path, item)
-        if other is not item:
-            findings.append(Finding(item.path, "/slug", "duplicate-url",
-                                    f"{item.url_path} is also the URL of {other.path}"))
-    return findings
-
-
 def layout_warnings(path: str, story: Story, config: Config) -> list[Finding]:
     """Warn where a story's own URL fields disagree with the layout (they are recomputed)."""
     findings = []

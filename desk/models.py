@@ -246,6 +246,11 @@ class Sponsor(DeskModel):
     note: str = ""
 
 
+# The reuse fields that state terms (the URL fields are the layout's business).
+REUSE_FIELDS = ("version", "summary", "attribution", "link_rule", "keep_ids_rule",
+                "no_endorsement")
+
+
 class Reuse(DeskModel):
     version: str = ""
     summary: str = ""

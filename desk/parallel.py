@@ -1,4 +1,5 @@
-"""Rendering stories on every core: forked workers that write straight into the staging folder.
+"""Work on every core: forked workers that load files, or render stories and write them
+straight into the staging folder.
 
 Workers are forked after the catalog is built, so they inherit everything they need (the
 catalog, templates, config) without copying it; only a small record per story comes back.
@@ -10,66 +11,32 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
-import hashlib
 import multiprocessing
 import signal
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any, TypeVar
 
-from jinja2 import TemplateError
-
 from desk.findings import Finding
-from desk.loader import ContentChanged, LoadedStory
+from desk.loader import LoadedStory
 from desk.render import Output
-from desk.render.templates import template_finding
+from desk.render.story import RenderedStory
 from desk.urls import relative_file
 from desk.writer import FilePool, WriteError
 
-RenderStory = Callable[[LoadedStory], list[Output]]
+RenderUnit = Callable[[LoadedStory, str], tuple[list[Output], RenderedStory]]
+Describe = Callable[[Exception], Finding | None]
 T = TypeVar("T")
 R = TypeVar("R")
 
 
-@dataclass(frozen=True)
-class Rendered:
-    """What the parent needs to know of a story a worker rendered."""
-
-    path: str
-    key: str
-    files: tuple[str, ...]
-    size: int
-    json_digest: str
-    markdown: bytes | None
-
-
 class RenderFailed(Exception):
-    """A template failed in a worker; carries the finding to report."""
+    """Rendering failed in a worker; carries the finding to report."""
 
     def __init__(self, finding: Finding) -> None:
         super().__init__(finding.format())
         self.finding = finding
-
-
-def changed_finding(exc: ContentChanged) -> Finding:
-    """The finding of a story file saved while it was being built."""
-    return Finding(exc.path, "", "content-changed", "changed while the site was being built; "
-                   "build again")
-
-
-def rendered(item: LoadedStory, key: str, outputs: list[Output], keep_markdown: bool) -> Rendered:
-    """The record of one rendered story."""
-    json_digest = ""
-    markdown = None
-    for output in outputs:
-        if output.path.endswith("/index.json"):
-            json_digest = hashlib.sha256(output.data).hexdigest()
-        elif output.path.endswith("/index.md") and keep_markdown:
-            markdown = output.data
-    return Rendered(item.url_path, key, tuple(relative_file(o.path) for o in outputs),
-                    sum(len(o.data) for o in outputs), json_digest, markdown)
 
 
 def map_forked(func: Callable[[T], R], items: Sequence[T], workers: int) -> list[R]:
@@ -105,16 +72,15 @@ def _map_chunk(func: Callable[[T], R], chunk: Sequence[T], send: Connection) -> 
 
 def start_workers(
     chunks: Sequence[Sequence[tuple[LoadedStory, str]]],
-    render: RenderStory,
-    in_latest: set[str],
+    render: RenderUnit,
+    describe: Describe,
     root: Path,
-    templates_dir: Path,
     replace: bool = False,
-) -> list[tuple[multiprocessing.process.BaseProcess, Connection]]:
+) -> list[Worker]:
     """Fork one worker per chunk; each renders its stories and writes them below root
-    (`replace`: unlinking each file first, as in a recycled folder)."""
-    return [_fork(_work, (chunk, render, in_latest, root, templates_dir, replace))
-            for chunk in chunks]
+    (`replace`: unlinking each file first, as in a recycled folder). `describe` turns a
+    failure into the finding to report (None: an unexpected error)."""
+    return [_fork(_work, (chunk, render, describe, root, replace)) for chunk in chunks]
 
 
 Worker = tuple[multiprocessing.process.BaseProcess, Connection]
@@ -141,10 +107,9 @@ def _outcome(worker: Worker) -> tuple[str, Any]:
     return kind, payload
 
 
-def collect(workers: list[tuple[multiprocessing.process.BaseProcess, Connection]]
-            ) -> list[Rendered]:
+def collect(workers: list[Worker]) -> list[RenderedStory]:
     """Wait for every worker; raise RenderFailed or WriteError if one failed."""
-    results: list[Rendered] = []
+    results: list[RenderedStory] = []
     problem: Exception | None = None
     for worker in workers:
         kind, payload = _outcome(worker)
@@ -157,7 +122,7 @@ def collect(workers: list[tuple[multiprocessing.process.BaseProcess, Connection]
     return results
 
 
-def stop_workers(workers: list[tuple[multiprocessing.process.BaseProcess, Connection]]) -> None:
+def stop_workers(workers: list[Worker]) -> None:
     """Kill workers (after a failure elsewhere)."""
     for process, _ in workers:
         if process.is_alive():
@@ -165,28 +130,26 @@ def stop_workers(workers: list[tuple[multiprocessing.process.BaseProcess, Connec
         process.join()
 
 
-def _work(chunk: Sequence[tuple[LoadedStory, str]], render: RenderStory, in_latest: set[str],
-          root: Path, templates_dir: Path, replace: bool, send: Connection) -> None:
+def _work(chunk: Sequence[tuple[LoadedStory, str]], render: RenderUnit, describe: Describe,
+          root: Path, replace: bool, send: Connection) -> None:
     _die_with_parent()
     pool = FilePool(root, replace)
     results = []
     try:
         for item, key in chunk:
-            outputs = render(item)
+            outputs, record = render(item, key)
             for output in outputs:
                 pool.write(relative_file(output.path), output.data)
-            results.append(rendered(item, key, outputs, item.url_path in in_latest))
+            results.append(record)
         pool.close()
         send.send(("ok", results))
-    except TemplateError as exc:
-        pool.close(cancel=True)
-        send.send(("finding", template_finding(exc, templates_dir)))
-    except ContentChanged as exc:
-        pool.close(cancel=True)
-        send.send(("finding", changed_finding(exc)))
     except Exception as exc:  # noqa: BLE001 - reported to the parent, which fails the build
         pool.close(cancel=True)
-        send.send(("error", f"render worker: {exc!r}"))
+        finding = describe(exc)
+        if finding is not None:
+            send.send(("finding", finding))
+        else:
+            send.send(("error", f"render worker: {exc!r}"))
     finally:
         send.close()
 

@@ -29,10 +29,12 @@ from urllib.parse import unquote, urlsplit
 import watchfiles
 
 from desk.build import BuildReport, build
-from desk.cache import BuildCache
+from desk.cache import BuildCache, Session
+from desk.catalog import Clock
 from desk.config import Config, ConfigError
 from desk.findings import Finding
-from desk.writer import InPlace, files_of, remove_tree
+from desk.target import FreshStaging, InPlace, Target
+from desk.writer import files_of, remove_tree
 
 EVENTS_PATH = "/__desk/events"
 CONTENT_TYPES = {
@@ -261,7 +263,9 @@ class DevServer:
         self._echo = echo
         self._workdir = Path(tempfile.mkdtemp(prefix="desk-serve-"))
         self.state = SiteState(folder=self._workdir / "site")
-        self._memory = BuildCache()  # parsed stories and rendered units between rebuilds
+        # Inspected stories, rendered units and the session between rebuilds; never saved.
+        self._session = Session()
+        self._cache = BuildCache(session=self._session)
         self._stop = threading.Event()
         try:
             self.httpd = ThreadingHTTPServer((host, port), make_handler(self.state))
@@ -295,23 +299,19 @@ class DevServer:
             self._report(reason, None, findings, time.perf_counter() - started)
             return None
         now = self._now or datetime.now(UTC)
+        folder = self.state.folder
         in_place = content_only and self.state.has_site
-        report = build(config, now, future=self._future, out_dir=self.state.folder,
-                       cache=self._memory, remove_old=self._remove_later,
-                       writer=self._in_place if in_place else None, jobs=jobs)
+        target: Target = (InPlace(folder, self.state.files, self._session.present)
+                          if in_place else FreshStaging(folder, self._remove_later))
+        report = build(config, Clock(now, self._future), target, self._cache, jobs)
         errors = report.errors if not report.ok else ()
         self.state.publish(report, errors)
         self._report(reason, report, errors, time.perf_counter() - started)
         if report.ok and not in_place:
             # A new folder: listed once the reload is sent, so the next save (written in
             # place) does not wait for it.
-            self._memory.present = files_of(self.state.folder)
+            self._session.present = files_of(folder)
         return report
-
-    def _in_place(self, folder: Path) -> InPlace:
-        if not self._memory.present:
-            self._memory.present = files_of(folder)
-        return InPlace(folder, self.state.files, self._memory.present)
 
     def _remove_later(self, old_site: Path) -> None:
         """Delete a replaced site after the reload is sent, away from the build's names."""

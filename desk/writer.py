@@ -122,9 +122,10 @@ class SiteWriter(Protocol):
     def flush(self) -> None: ...
     def claim(self, relative: str) -> None: ...
     def adopt(self, files: tuple[str, ...], size: int) -> None: ...
-    def link_previous(self, files: tuple[str, ...], unit: str = "", key: str = "") -> bool: ...
+    def keep(self, files: tuple[str, ...], unit: str, key: str) -> bool: ...
+    def clear(self, folder: str) -> None: ...
     def loose_files(self, in_units: set[str]) -> tuple[str, ...]: ...
-    def swap_in(self, site_id: str, remove: Callable[[Path], None] | None = None) -> None: ...
+    def swap_in(self, site_id: str) -> None: ...
     def discard(self) -> None: ...
 
 
@@ -195,8 +196,8 @@ class Staging:
     the one atomic exchange, and the replaced site becomes the next spare.
     """
 
-    def __init__(self, out_dir: Path, spare: Spare | None = None, keep_spare: bool = False
-                 ) -> None:
+    def __init__(self, out_dir: Path, spare: Spare | None = None, keep_spare: bool = False,
+                 remove_old: Callable[[Path], None] | None = None) -> None:
         check_output_folder(out_dir)
         out_dir.parent.mkdir(parents=True, exist_ok=True)
         remove_leftovers(out_dir)
@@ -207,6 +208,7 @@ class Staging:
         self.bytes = 0
         self._written: set[str] = set()
         self._keep_spare = keep_spare
+        self._remove_old = remove_old
         self._spare = self._adopt_spare(spare) if keep_spare else None
         if self._spare is None:
             self.path.mkdir()
@@ -222,8 +224,6 @@ class Staging:
             remove_tree(folder)  # a spare nobody can describe is of no use
             return None
         folder.rename(self.path)
-        # Search files are not tracked by unit; the search step writes or links them anew.
-        shutil.rmtree(self.path / urls.PAGEFIND.strip("/"), ignore_errors=True)
         return spare
 
     @property
@@ -243,7 +243,6 @@ class Staging:
             self._pool.write(relative, output.data)
             self.files += 1
             self.bytes += len(output.data)
-        self._pool.flush()
 
     def flush(self) -> None:
         """Wait for the files submitted so far."""
@@ -262,7 +261,7 @@ class Staging:
         self.files += len(files)
         self.bytes += size
 
-    def link_previous(self, files: tuple[str, ...], unit: str = "", key: str = "") -> bool:
+    def keep(self, files: tuple[str, ...], unit: str, key: str) -> bool:
         """Hard-link unchanged files from the current site instead of writing them again
         (nothing at all when the recycled spare already holds the unit under this key).
 
@@ -286,10 +285,17 @@ class Staging:
         data = source.read_bytes()
         self.write([Output(path, data)])
 
-    def swap_in(self, site_id: str,
-                remove: Callable[[Path], None] | None = None) -> None:
-        """Make the staged folder the output folder in one step; remove the old site
-        (with `remove`, e.g. later in another thread, else at once)."""
+    def clear(self, folder: str) -> None:
+        """Empty a folder of the staged site before a tool writes into it (in a recycled
+        folder its files may be hard links shared with the live site)."""
+        self._pool.flush()
+        target = (self.path / urls.relative_file(folder)).parent  # folder: a path like /x/
+        if target.is_dir() and not target.is_symlink():
+            shutil.rmtree(target)
+
+    def swap_in(self, site_id: str) -> None:
+        """Make the staged folder the output folder in one step; the old site becomes the
+        spare, or is removed (by `remove_old`, e.g. later in another thread, else at once)."""
         if self._spare is not None:
             spare_files = set(self._spare.loose)
             for kept in self._spare.units.values():
@@ -299,9 +305,9 @@ class Staging:
         self._pool.close()
         (self.path / MARKER).write_bytes(_MARKER_TEXT + f"site-id: {site_id}\n".encode())
         out = self.out_dir
-        if self._keep_spare and remove is None and out.is_dir():
+        remove = self._remove_old or remove_tree
+        if self._keep_spare and out.is_dir():
             remove = self._keep_as_spare
-        remove = remove or remove_tree
         if out.exists():
             if _exchange(self.path, out):
                 # The staging path now holds the old site. It may still be being served
@@ -447,7 +453,7 @@ def _exchange(a: Path, b: Path) -> bool:
     return bool(result == 0)
 
 
-class InPlace:
+class LiveFolder:
     """Updates a desk-made folder where it stands: the live-preview writer.
 
     Rendered files are held in memory until `swap_in`, which writes them and deletes the
@@ -465,6 +471,8 @@ class InPlace:
         self.files = 0
         self.bytes = 0
         self._lock = lock
+        if not present:
+            present.update(files_of(out_dir))
         self._present = present  # the files of the current site (kept up to date here)
         self._pending: dict[str, bytes] = {}
         self._kept: set[str] = set()
@@ -497,7 +505,7 @@ class InPlace:
         """Not tracked for the live preview (it keeps no spare)."""
         return ()
 
-    def link_previous(self, files: tuple[str, ...], unit: str = "", key: str = "") -> bool:
+    def keep(self, files: tuple[str, ...], unit: str, key: str) -> bool:
         """Keep unchanged files where they are (False if one is missing or claimed)."""
         if not (self._kept.isdisjoint(files) and self._present.issuperset(files)):
             return False
@@ -519,9 +527,12 @@ class InPlace:
     def flush(self) -> None:
         """Nothing is written before swap_in."""
 
-    def swap_in(self, site_id: str, remove: Callable[[Path], None] | None = None) -> None:
+    def clear(self, folder: str) -> None:
+        """Never: no tool writes into the live folder."""
+        raise WriteError(f"{folder}: cannot be rewritten in a live folder")
+
+    def swap_in(self, site_id: str) -> None:
         """Write the new files and delete the stale ones, under the lock."""
-        del remove  # nothing old to remove: the folder is updated where it stands
         current = self._kept
         with self._lock:
             for relative, data in self._pending.items():

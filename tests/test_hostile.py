@@ -22,6 +22,7 @@ from safety import assert_inert
 from storygen import REPO, make_story, write_story
 
 from desk.build import build
+from desk.catalog import Clock
 from desk.config import load_config
 from desk.loader import load_story_file
 from desk.models import Story
@@ -77,7 +78,7 @@ def test_hostile_text_is_inert_and_visible(tmp_path: Path) -> None:
     data["manifests"][0]["title"] = text
     write_story(content, data)
     out = tmp_path / "public"
-    report = build(config_for(content, out), NOW)
+    report = build(config_for(content, out), Clock(NOW))
     assert report.ok, report.findings
     for page in out.rglob("*.html"):
         document = assert_inert(page.read_bytes())
@@ -153,7 +154,7 @@ def test_any_story_builds_inert_or_fails_cleanly(data: dict[str, Any],
             path.write_text(json.dumps(data, ensure_ascii=bool(data["id"] == "10001")),
                             encoding="utf-8")
         out = root / "public"
-        report = build(config_for(content, out), NOW)
+        report = build(config_for(content, out), Clock(NOW))
         # Nothing outside --out but desk's build cache where the config puts it.
         assert sorted(p.name for p in root.iterdir()) == (
             ["cache", "content", "public"] if report.ok else ["content"])
@@ -186,7 +187,7 @@ def test_no_printable_ascii_is_lost_in_markdown_output(tmp_path: Path) -> None:
     data["sections"][0]["paragraphs"][0]["markdown"] = string.printable.strip()
     write_story(content, data)
     out = tmp_path / "public"
-    assert build(config_for(content, out), NOW).ok
+    assert build(config_for(content, out), Clock(NOW)).ok
     md = (out / "stories/2026-11-14/story-number-3/index.md").read_text()
     assert string.printable.strip() in md
     shutil.rmtree(out)

@@ -11,6 +11,7 @@ from conftest import tree
 from storygen import REPO, make_corpus, make_story, write_story
 
 from desk.build import build
+from desk.catalog import Clock
 from desk.cache import BuildCache
 from desk.config import load_config
 
@@ -21,7 +22,7 @@ def fresh(content: Path, tmp_path: Path, name: str, **extra: object) -> dict[str
     config = load_config(REPO / "pyproject.toml", {
         "cache_dir": tmp_path / "cache", "search": False, "content_dir": content,
                                                    "output_dir": tmp_path / name, **extra})
-    assert build(config, NOW).ok
+    assert build(config, Clock(NOW)).ok
     return tree(config.output_dir)
 
 
@@ -32,10 +33,10 @@ def test_edits_additions_and_deletions_match_a_fresh_build(tmp_path: Path) -> No
         "cache_dir": tmp_path / "cache", "search": False, "content_dir": content,
                                                    "output_dir": tmp_path / "public",
                                                    "page_size": 4})
-    first = build(config, NOW)
+    first = build(config, Clock(NOW))
     assert first.ok and first.reused == 0
 
-    unchanged = build(config, NOW)
+    unchanged = build(config, Clock(NOW))
     assert unchanged.ok and unchanged.reused > 30
 
     story = next(content.rglob("story-number-7.json"))
@@ -44,7 +45,7 @@ def test_edits_additions_and_deletions_match_a_fresh_build(tmp_path: Path) -> No
                 story.name)
     write_story(content, make_story(31, published_at=datetime(2026, 11, 10, 20, tzinfo=UTC)))
     next(content.rglob("story-number-3.json")).unlink()
-    edited = build(config, NOW)
+    edited = build(config, Clock(NOW))
     assert edited.ok and edited.reused > 0
     assert tree(config.output_dir) == fresh(content, tmp_path, "fresh1", page_size=4)
     assert b"Edited headline" in tree(config.output_dir)["stories/2026-11-10/story-number-7/index.html"]
@@ -60,11 +61,11 @@ def test_template_and_static_changes_rebuild_everything(tmp_path: Path) -> None:
     overrides = {"search": False, "cache_dir": tmp_path / "cache", "content_dir": content, "output_dir": tmp_path / "public",
                  "templates_dir": templates, "static_dir": static}
     config = load_config(REPO / "pyproject.toml", overrides)
-    assert build(config, NOW).ok
+    assert build(config, Clock(NOW)).ok
     (templates / "_macros.html").write_text(
         (templates / "_macros.html").read_text().replace('class="card', 'class="card changed'))
     (static / "site.css").write_text("body { color: black }\n")
-    again = build(config, NOW)
+    again = build(config, Clock(NOW))
     assert again.ok and again.reused == 0
     assert tree(config.output_dir) == fresh(content, tmp_path, "fresh2", **{
         k: v for k, v in overrides.items() if k != "output_dir"})
@@ -76,17 +77,17 @@ def test_serve_memory_skips_unchanged_files(tmp_path: Path) -> None:
     config = load_config(REPO / "pyproject.toml", {
         "cache_dir": tmp_path / "cache", "search": False, "content_dir": content,
                                                    "output_dir": tmp_path / "site"})
-    memory = BuildCache()
-    assert build(config, NOW, cache=memory).ok
-    assert len(memory.parsed) == 10
-    parsed_before = dict(memory.parsed)
+    cache = BuildCache()
+    assert build(config, Clock(NOW), cache=cache).ok
+    assert len(cache.state.inspected) == 10
+    parsed_before = dict(cache.state.inspected)
     write_story(content, make_story(2, published_at=datetime(2026, 11, 10, 6, 34, tzinfo=UTC),
                                     newsroom="markets", dek="New dek"), "story-number-2.json")
-    report = build(config, NOW, cache=memory)
+    report = build(config, Clock(NOW), cache=cache)
     assert report.ok
-    changed = [p for p in memory.parsed if memory.parsed[p] is not parsed_before[p]]
+    changed = [p for p in cache.state.inspected if cache.state.inspected[p] is not parsed_before[p]]
     assert [Path(p).name for p in changed] == ["story-number-2.json"]
-    assert not list(config.cache_dir.glob("site-*.json"))  # serve keeps its memory in memory
+    assert not list(config.cache_dir.glob("site-*.json"))  # an unsaved cache writes nothing
     assert tree(config.output_dir) == fresh(content, tmp_path, "fresh3")
 
 
@@ -99,9 +100,9 @@ def test_parallel_build_equals_single_process_build(tmp_path: Path) -> None:
     two = load_config(REPO / "pyproject.toml", {
         "cache_dir": tmp_path / "cache", "search": False, "content_dir": content,
                                                 "output_dir": tmp_path / "two"})
-    single = build(one, NOW, jobs=1)
+    single = build(one, Clock(NOW), jobs=1)
     assert single.ok
-    report = build(two, NOW, jobs=3)
+    report = build(two, Clock(NOW), jobs=3)
     assert report.ok and report.files == len(tree(two.output_dir)) - 1  # all but the marker
     assert tree(one.output_dir) == tree(two.output_dir)
     assert report.findings == single.findings and report.published == single.published
@@ -131,12 +132,12 @@ def test_template_error_in_a_worker_is_reported_and_changes_nothing(tmp_path: Pa
         "cache_dir": tmp_path / "cache", "search": False, "content_dir": content,
                                                    "output_dir": tmp_path / "out",
                                                    "templates_dir": templates})
-    assert build(config, NOW, jobs=2).ok
+    assert build(config, Clock(NOW), jobs=2).ok
     before = tree(config.output_dir)
     # Fails only for the oldest stories, which come last and go to a worker.
     (templates / "story.md.jinja").write_text(
         "{% if view.story.id < '10010' %}{{ view.story.nope.nope }}{% endif %}")
-    report = build(config, NOW, jobs=2)
+    report = build(config, Clock(NOW), jobs=2)
     assert not report.ok
     assert report.errors[0].format().startswith(f"{templates / 'story.md.jinja'}:1:1: template error")
     assert tree(config.output_dir) == before
@@ -148,13 +149,13 @@ def test_config_edit_rebuilds_and_no_cache_leaves_no_memory(tmp_path: Path) -> N
     make_corpus(content, 8)
     base = {"cache_dir": tmp_path / "cache", "content_dir": content,
             "output_dir": tmp_path / "public"}
-    assert build(load_config(REPO / "pyproject.toml", base), NOW).ok
+    assert build(load_config(REPO / "pyproject.toml", base), Clock(NOW)).ok
     renamed = load_config(REPO / "pyproject.toml", {**base, "title": "Another Desk"})
-    report = build(renamed, NOW)
+    report = build(renamed, Clock(NOW))
     assert report.ok and report.reused == 0
     assert b"Another Desk" in tree(renamed.output_dir)["index.html"]
     shutil.rmtree(tmp_path / "cache")
-    assert build(renamed, NOW, use_cache=False).ok
+    assert build(renamed, Clock(NOW), cache=BuildCache()).ok
     assert not (tmp_path / "cache").exists()
 
 
@@ -164,14 +165,14 @@ def test_search_index_is_kept_until_a_story_changes(tmp_path: Path) -> None:
     config = load_config(REPO / "pyproject.toml", {"cache_dir": tmp_path / "cache",
                                                    "content_dir": content,
                                                    "output_dir": tmp_path / "public"})
-    assert build(config, NOW).ok
+    assert build(config, Clock(NOW)).ok
     entry = config.output_dir / "pagefind" / "pagefind-entry.json"
     inode = entry.stat().st_ino
-    assert build(config, NOW).ok
+    assert build(config, Clock(NOW)).ok
     assert entry.stat().st_ino == inode  # linked, not indexed again
     write_story(content, make_story(40, published_at=datetime(2026, 11, 10, 9, tzinfo=UTC),
                                     headline="Brand new"))
-    assert build(config, NOW).ok
+    assert build(config, Clock(NOW)).ok
     assert entry.stat().st_ino != inode
     assert tree(config.output_dir) == fresh(content, tmp_path, "fresh4", search=True)
 
@@ -184,13 +185,13 @@ def test_remembered_check_findings_follow_related_stories(tmp_path: Path) -> Non
     config = load_config(REPO / "pyproject.toml", {"cache_dir": tmp_path / "cache",
                                                    "search": False, "content_dir": content,
                                                    "output_dir": tmp_path / "site"})
-    memory = BuildCache()
-    first = build(config, NOW.replace(day=15), cache=memory)
+    cache = BuildCache()
+    first = build(config, Clock(NOW.replace(day=15)), cache=cache)
     assert [f.code for f in first.warnings] == ["related-missing"]
     write_story(content, make_story(2))
-    second = build(config, NOW.replace(day=15), cache=memory)
+    second = build(config, Clock(NOW.replace(day=15)), cache=cache)
     assert [f.code for f in second.warnings] == []
-    again = build(config, NOW.replace(day=15), cache=memory)
+    again = build(config, Clock(NOW.replace(day=15)), cache=cache)
     assert again.findings == second.findings
 
 
@@ -232,13 +233,13 @@ def test_every_kind_of_change_through_the_recycled_spare_matches_a_fresh_build(
              ("template edited", edit_template), ("config edited", edit_config),
              ("nothing again", lambda: None)]
     config = load_config(REPO / "pyproject.toml", {**settings, "output_dir": tmp_path / "public"})
-    assert build(config, NOW).ok
+    assert build(config, Clock(NOW)).ok
     live = tree(config.output_dir)
     for name, change in steps:
         change()
         config = load_config(REPO / "pyproject.toml",
                              {**settings, "output_dir": tmp_path / "public"})
-        report = build(config, NOW, jobs=2)
+        report = build(config, Clock(NOW), jobs=2)
         assert report.ok, name
         if name != "nothing":
             # The spare is the site before this build, untouched by it.
@@ -246,7 +247,7 @@ def test_every_kind_of_change_through_the_recycled_spare_matches_a_fresh_build(
         live = tree(config.output_dir)
         reference = load_config(REPO / "pyproject.toml",
                                 {**settings, "output_dir": tmp_path / "reference"})
-        assert build(reference, NOW, use_cache=False).ok
+        assert build(reference, Clock(NOW), cache=BuildCache()).ok
         assert live == tree(reference.output_dir), name
     edition = next(path for path in live if path.startswith("editions/2026"))
     assert b"Another Desk" in live["index.html"] and b"<p>edited</p>" in live[edition]

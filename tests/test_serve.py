@@ -238,6 +238,8 @@ def test_in_place_rebuilds_equal_a_fresh_build(server: DevServer, tmp_path: Path
     from conftest import tree
 
     from desk.build import build
+    from desk.catalog import Clock
+    from desk.target import FreshStaging
 
     content = tmp_path / "content"
     for n in range(2, 6):
@@ -252,7 +254,7 @@ def test_in_place_rebuilds_equal_a_fresh_build(server: DevServer, tmp_path: Path
     config = load_config(REPO / "pyproject.toml", {
         "content_dir": content, "base_url": server.base_url, "search": False,
         "cache_dir": tmp_path / "cache"})
-    assert build(config, NOW, out_dir=tmp_path / "fresh").ok
+    assert build(config, Clock(NOW), FreshStaging(tmp_path / "fresh")).ok
     assert tree(server.state.folder) == tree(tmp_path / "fresh")
     _, _, body = raw_get(server, "/stories/2026-11-14/story-number-3/")
     assert b"Edited in place" in body

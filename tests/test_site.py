@@ -16,6 +16,7 @@ from lxml import etree
 from storygen import REPO, make_corpus, make_story, seed, write_story
 
 from desk.build import build
+from desk.catalog import Clock
 from desk.config import Config, load_config
 from desk.linkcheck import check_links
 
@@ -34,7 +35,7 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> tuple[Config, list[dict[
     root = tmp_path_factory.mktemp("corpus")
     stories = make_corpus(root / "content", 45)
     config = make_config(root / "content", root / "public", page_size=4, feed_size=10)
-    report = build(config, NOW)
+    report = build(config, Clock(NOW))
     assert report.ok, report.findings
     return config, stories
 
@@ -120,7 +121,7 @@ def test_pagination_boundaries(tmp_path: Path, count: int, pages: int) -> None:
     for n in range(count):
         write_story(content, make_story(n))
     config = make_config(content, tmp_path / "public", page_size=4)
-    assert build(config, NOW.replace(day=15)).ok
+    assert build(config, Clock(NOW.replace(day=15))).ok
     out = config.output_dir / "n/artificial-intelligence"
     assert (out / "index.html").is_file()
     for page in range(2, pages + 1):
@@ -200,7 +201,7 @@ def test_corrections_move_modified_dates(tmp_path: Path) -> None:
         {"at": "2026-11-14T18:00:00Z", "text": "Fixed a figure."},
         {"at": "2026-11-14T15:00:00Z", "text": "Earlier fix."}]))
     config = make_config(content, tmp_path / "public")
-    assert build(config, NOW.replace(day=15)).ok
+    assert build(config, Clock(NOW.replace(day=15))).ok
     out = config.output_dir
     atom = feedparser.parse((out / "atom.xml").read_bytes())
     assert atom.entries[0].updated == "2026-11-14T18:00:00Z"
@@ -241,20 +242,23 @@ def test_news_sitemap_honours_the_two_day_window(tmp_path: Path) -> None:
                              timedelta(hours=48, minutes=1), timedelta(days=5)]):
         write_story(content, make_story(n, published_at=now - age))
     config = make_config(content, tmp_path / "public")
-    assert build(config, now).ok
+    assert build(config, Clock(now)).ok
     news = etree.parse(str(config.output_dir / "news-sitemap.xml")).getroot()
     locs = [e.text for e in news.iter(f"{{{SITEMAP_NS}}}loc")]
     assert [loc.rsplit("/", 2)[-2] for loc in locs] == ["story-number-0", "story-number-1"]
 
 
 def test_sitemap_switches_to_an_index_past_the_limit(corpus, tmp_path: Path) -> None:
+    from desk.build import render_context
     from desk.catalog import build_catalog
-    from desk.checks import inspect_content
+    from desk.inspection import inspect_content
+    from desk.render.site import sitemap_pages
     from desk.render.sitemaps import render_sitemaps
 
     config, _ = corpus
-    catalog = build_catalog(inspect_content(config)[0].stories, config, NOW)
-    outputs = {o.path: o.data for o in render_sitemaps(catalog, config, NOW, max_urls=20)}
+    catalog = build_catalog(inspect_content(config).stories, config, Clock(NOW))
+    ctx = render_context(catalog, config, Clock(NOW), None, ())
+    outputs = {o.path: o.data for o in render_sitemaps(ctx, sitemap_pages(ctx), max_urls=20)}
     index = etree.fromstring(outputs["/sitemap.xml"])
     assert index.tag == f"{{{SITEMAP_NS}}}sitemapindex"
     parts = [e.text for e in index.iter(f"{{{SITEMAP_NS}}}loc")]
@@ -291,7 +295,7 @@ def test_reuse_endpoints(tmp_path: Path) -> None:
     data = seed()
     write_story(content, data)
     config = make_config(content, tmp_path / "public")
-    report = build(config, NOW.replace(day=15))
+    report = build(config, Clock(NOW.replace(day=15)))
     assert report.ok
     assert not [f for f in report.warnings if f.code == "reuse-differs"]
     reuse = json.loads((config.output_dir / ".well-known/reuse.json").read_text())
@@ -304,7 +308,7 @@ def test_reuse_endpoints(tmp_path: Path) -> None:
     data["reuse"]["attribution"] = "Someone else"
     data["id"], data["slug"] = "other", "other-story"
     write_story(content, data)
-    report = build(config, NOW.replace(day=15))
+    report = build(config, Clock(NOW.replace(day=15)))
     assert [f.pointer for f in report.warnings if f.code == "reuse-differs"] == ["/reuse"]
 
 
@@ -323,14 +327,14 @@ def test_future_story_appears_only_with_future(tmp_path: Path) -> None:
     future["headline"] = "A scheduled scoop"
     write_story(content, future)
     config = make_config(content, tmp_path / "public")
-    report = build(config, NOW)
+    report = build(config, Clock(NOW))
     assert report.ok
     assert [s.summary.id for s in report.held] == ["10099"]
     assert report.next_due == NOW + timedelta(hours=3)
     for name, data in tree(config.output_dir).items():
         assert b"story-number-99" not in data and b"scheduled scoop" not in data, name
         assert b"2026-11-11T03" not in data, name  # nor its edition
-    report = build(config, NOW, future=True)
+    report = build(config, Clock(NOW, True))
     assert report.ok and not report.held
     files = tree(config.output_dir)
     for name in ("stories/2026-11-11/story-number-99/index.html", "feed.xml", "atom.xml",
@@ -345,5 +349,5 @@ def test_two_builds_are_byte_identical(tmp_path: Path) -> None:
     write_story(content, seed())
     first = make_config(content, tmp_path / "one")
     second = make_config(content, tmp_path / "two")
-    assert build(first, NOW).ok and build(second, NOW).ok
+    assert build(first, Clock(NOW)).ok and build(second, Clock(NOW)).ok
     assert tree(first.output_dir) == tree(second.output_dir)

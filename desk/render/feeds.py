@@ -10,22 +10,24 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from email.utils import format_datetime
+from functools import partial
 from typing import Any
 
 from jinja2 import Environment
 
 from desk import urls
-from desk.cache import Ledger, digest
 from desk.catalog import Catalog
 from desk.config import Config
 from desk.loader import LoadedStory, read_story
-from desk.prose import Prose
 from desk.render import Output
+from desk.render.context import RenderContext, Unit, Units
 from desk.render.json import encode
 from desk.render.templates import isotime
 from desk.render.view import StoryView, story_view
 
 JSON_FEED_VERSION = "https://jsonfeed.org/version/1.1"
+# (newsroom or None for the site feed, title, description, member stories)
+Scope = tuple[str | None, str, str, tuple[LoadedStory, ...]]
 
 
 @dataclass(frozen=True)
@@ -60,78 +62,72 @@ class Feed:
         return format_datetime(self.updated, usegmt=True)
 
 
-def render_feeds(
-    catalog: Catalog,
-    config: Config,
-    env: Environment,
-    prose: Prose,
-    now: datetime,
-    keys: dict[str, str] | None = None,
-    remembered: dict[str, Entry] | None = None,
-    ledger: Ledger | None = None,
-    base: str = "",
-) -> Iterator[Output]:
-    """The site feeds, then each newsroom's.
-
-    A feed whose entries' story keys are unchanged is linked from the last build (through
-    `ledger`); only the stories of a changed feed are read again. `remembered` holds
-    entries of earlier builds by story key (desk serve's memory); it is updated to the
-    entries this build used.
-    """
-    entries: dict[str, Entry] = {}
-    known = remembered if remembered is not None else {}
-    by_key = keys or {}
-
-    def entry(item: LoadedStory) -> Entry:
-        path = item.url_path
-        if path not in entries:
-            key = by_key.get(path, "")
-            found = known.get(key) if key else None
-            if found is None:
-                view = story_view(read_story(item)[0], catalog, config, prose)
-                html = env.get_template("feed_content.html").render(view=view)
-                found = Entry(view, html)
-            entries[path] = found
-        return entries[path]
-
-    scopes: list[tuple[str | None, str, str, tuple[LoadedStory, ...]]] = [
-        (None, config.title, config.description, catalog.published)
-    ]
+def feed_scopes(catalog: Catalog, config: Config) -> Iterator[Scope]:
+    """The site feed, then each newsroom's: (newsroom or None, title, description,
+    member stories)."""
+    yield None, config.title, config.description, catalog.published[: config.feed_size]
     for group in catalog.newsrooms:
-        scopes.append((group.key, f"{group.title} · {config.title}",
-                       f"Stories from the {group.title} newsroom of {config.title}.",
-                       group.stories))
-    for newsroom, title, description, stories in scopes:
-        members = stories[: config.feed_size]
-        unit = urls.feed_path(urls.FEED_RSS, newsroom)
-        key = digest(base, unit, title, description, "" if members else isotime(now),
-                     *(by_key.get(s.url_path, s.digest) for s in members))
-        if ledger is not None and ledger.reuse(unit, key) is not None:
-            continue
-        chosen = tuple(entry(s) for s in members)
-        home = urls.HOME if newsroom is None else urls.newsroom_path(newsroom)
-        feed = Feed(
-            title=title,
-            description=description,
-            home_url=urls.absolute(config, home),
-            rss_url=urls.absolute(config, urls.feed_path(urls.FEED_RSS, newsroom)),
-            atom_url=urls.absolute(config, urls.feed_path(urls.FEED_ATOM, newsroom)),
-            json_url=urls.absolute(config, urls.feed_path(urls.FEED_JSON, newsroom)),
-            updated=max((e.view.modified_at for e in chosen), default=now),
-            entries=chosen,
-        )
-        rss = env.get_template("feed.xml").render(feed=feed, site=config)
-        atom = env.get_template("atom.xml").render(feed=feed, site=config)
-        outputs = [Output(urls.feed_path(urls.FEED_RSS, newsroom), rss.encode("utf-8")),
-                   Output(urls.feed_path(urls.FEED_ATOM, newsroom), atom.encode("utf-8")),
-                   Output(urls.feed_path(urls.FEED_JSON, newsroom),
-                          encode(json_feed(feed, config)))]
-        if ledger is not None:
-            ledger.record(unit, key, outputs)
-        yield from outputs
-    if remembered is not None:
-        remembered.clear()
-        remembered.update({by_key[p]: e for p, e in entries.items() if p in by_key})
+        yield (group.key, f"{group.title} · {config.title}",
+               f"Stories from the {group.title} newsroom of {config.title}.",
+               group.stories[: config.feed_size])
+
+
+def feed_members(catalog: Catalog, config: Config) -> set[str]:
+    """The paths of every story some feed carries."""
+    return {s.url_path for scope in feed_scopes(catalog, config) for s in scope[3]}
+
+
+def feed_units(ctx: RenderContext) -> Units:
+    """Each feed in all three formats is one unit, keyed by its entries' story keys.
+
+    Only the stories of a changed feed are read again, unless their entries were
+    captured while they rendered (or kept by a long-running process).
+    """
+    for scope in feed_scopes(ctx.catalog, ctx.config):
+        newsroom, title, description, members = scope
+        inputs = (urls.feed_path(urls.FEED_RSS, newsroom), title, description,
+                  "" if members else isotime(ctx.now),
+                  *(ctx.story_key(s.url_path, s.digest) for s in members))
+        yield Unit(inputs[0], inputs, partial(render_feed, ctx, scope))
+
+
+def story_entry(ctx: RenderContext, item: LoadedStory) -> Entry:
+    """A story's feed entry: captured, or rendered from its file."""
+    key = ctx.story_key(item.url_path, item.digest)
+    found = ctx.stories.entries.get(key)
+    if not isinstance(found, Entry):
+        found = make_entry(story_view(read_story(item)[0], ctx.catalog, ctx.config, ctx.prose),
+                           ctx.env)
+        ctx.stories.entries[key] = found
+    return found
+
+
+def make_entry(view: StoryView, env: Environment) -> Entry:
+    """A story's feed entry from its view."""
+    return Entry(view, env.get_template("feed_content.html").render(view=view))
+
+
+def render_feed(ctx: RenderContext, scope: Scope) -> list[Output]:
+    """One feed as RSS 2.0, Atom and JSON Feed."""
+    newsroom, title, description, members = scope
+    config = ctx.config
+    chosen = tuple(story_entry(ctx, s) for s in members)
+    home = urls.HOME if newsroom is None else urls.newsroom_path(newsroom)
+    feed = Feed(
+        title=title,
+        description=description,
+        home_url=urls.absolute(config, home),
+        rss_url=urls.absolute(config, urls.feed_path(urls.FEED_RSS, newsroom)),
+        atom_url=urls.absolute(config, urls.feed_path(urls.FEED_ATOM, newsroom)),
+        json_url=urls.absolute(config, urls.feed_path(urls.FEED_JSON, newsroom)),
+        updated=max((e.view.modified_at for e in chosen), default=ctx.now),
+        entries=chosen,
+    )
+    rss = ctx.env.get_template("feed.xml").render(feed=feed, site=config)
+    atom = ctx.env.get_template("atom.xml").render(feed=feed, site=config)
+    return [Output(urls.feed_path(urls.FEED_RSS, newsroom), rss.encode("utf-8")),
+            Output(urls.feed_path(urls.FEED_ATOM, newsroom), atom.encode("utf-8")),
+            Output(urls.feed_path(urls.FEED_JSON, newsroom), encode(json_feed(feed, config)))]
 
 
 def json_feed(feed: Feed, config: Config) -> dict[str, Any]:

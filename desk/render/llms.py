@@ -2,32 +2,38 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 from desk import urls
 from desk.catalog import Catalog
 from desk.config import Config
 from desk.render import Output
+from desk.render.context import RenderContext, Unit, Units
+from desk.render.story import story_markdown
 from desk.render.templates import oneline
 
 # Links per newsroom in llms.txt: recent stories only, so the file stays small.
 LLMS_STORIES_PER_NEWSROOM = 20
 
 
-def render_llms(
-    catalog: Catalog, config: Config, latest_markdown: dict[str, bytes]
-) -> Iterator[Output]:
-    """llms.txt and llms-full.txt (the latest edition's stories in Markdown)."""
-    yield Output(urls.LLMS, llms_txt(catalog, config).encode("utf-8"))
-    parts: list[bytes] = []
-    latest = catalog.latest_edition
-    for item in latest.stories if latest else ():
-        markdown = latest_markdown.get(item.url_path)
-        if markdown is not None:
-            parts.append(markdown.rstrip(b"\n") + b"\n")
+def llms_units(ctx: RenderContext) -> Units:
+    """llms.txt (on every build) and llms-full.txt (keyed by the latest edition's stories)."""
+    yield Unit(urls.LLMS, None,
+               lambda: [Output(urls.LLMS, llms_txt(ctx.catalog, ctx.config).encode("utf-8"))])
+    latest = ctx.catalog.latest_edition
+    stories = latest.stories if latest else ()
+    inputs = (urls.LLMS_FULL, latest.key if latest else "",
+              *(ctx.story_key(s.url_path, s.digest) for s in stories))
+    yield Unit(urls.LLMS_FULL, inputs, lambda: [llms_full(ctx)])
+
+
+def llms_full(ctx: RenderContext) -> Output:
+    """llms-full.txt: the latest edition's stories in Markdown."""
+    latest = ctx.catalog.latest_edition
+    parts = [story_markdown(item, ctx).rstrip(b"\n") + b"\n"
+             for item in (latest.stories if latest else ())]
+    config = ctx.config
     head = (f"# {config.title}: edition {latest.key}\n\n" if latest
             else f"# {config.title}\n\nNo stories are published yet.\n")
-    yield Output(urls.LLMS_FULL, head.encode("utf-8") + b"\n".join(parts))
+    return Output(urls.LLMS_FULL, head.encode("utf-8") + b"\n".join(parts))
 
 
 def llms_txt(catalog: Catalog, config: Config) -> str:

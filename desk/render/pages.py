@@ -1,33 +1,41 @@
 """The pages around the stories: front, newsroom, edition and archive pages, reuse terms,
-404 and robots.txt, each HTML page with an index.json listing. Feeds, sitemaps and llms
-files come from their own modules; this module puts them all in order.
+search, 404 and robots.txt. Each HTML list page has an index.json listing beside it.
 
-List pages depend only on story metadata (and each story's index.json digest), never on
-rendered story bodies.
+Every page kind offers its units (see desk.render.context.Unit), its sitemap entries and
+how many list pages it renders; desk.render.site lists the kinds in order. List pages
+depend only on story metadata (and each story's index.json digest), never on rendered
+story bodies.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from jinja2 import Environment
-
 from desk import urls
-from desk.cache import Ledger, digest, memo_digest
-from desk.catalog import Catalog, Group, paginate
-from desk.checks import REUSE_FIELDS
+from desk.catalog import Catalog, Group, Slice, paginate, slices
 from desk.config import Config
 from desk.loader import LoadedStory
-from desk.prose import Prose
+from desk.models import REUSE_FIELDS
 from desk.render import Output
-from desk.render.feeds import Entry, render_feeds
+from desk.render.context import RenderContext, Unit, Units
 from desk.render.json import encode
-from desk.render.llms import render_llms
-from desk.render.sitemaps import render_sitemaps
-from desk.render.templates import Alternate, Crumb, PageMeta, SiteContext, isotime
+from desk.render.templates import Alternate, Crumb, PageMeta, isotime
+
+SitemapEntries = Iterator[tuple[str, datetime]]
+
+
+@dataclass(frozen=True)
+class PageKind:
+    """One kind of page: its units, its sitemap entries and its count of list pages
+    (which the build uses to share rendering work between processes)."""
+
+    name: str
+    units: Callable[[RenderContext], Units]
+    sitemap: Callable[[RenderContext], SitemapEntries] | None = None
+    list_pages: Callable[[Catalog, Config], int] | None = None
 
 
 @dataclass(frozen=True)
@@ -82,285 +90,305 @@ class Pager:
     next_url: str | None
 
 
-@dataclass(frozen=True)
-class Pages:
-    """What the page builders share for one build."""
-
-    catalog: Catalog
-    config: Config
-    env: Environment
-    site: SiteContext
-    digests: dict[str, str]
-    ledger: Ledger
-    base: str
-    keys: dict[str, str]
-    memo: dict[tuple[str, ...], str] | None = None
-
-    def href(self, path: str) -> str:
-        return urls.href(self.config, path)
-
-    def absolute(self, path: str) -> str:
-        return urls.absolute(self.config, path)
-
-    def card(self, item: LoadedStory) -> Card:
-        story = item.summary
-        path = item.url_path
-        return Card(
-            id=story.id,
-            headline=story.headline,
-            dek=story.dek,
-            angle=story.angle,
-            href=self.href(path),
-            url=self.absolute(path),
-            published_at=story.published_at,
-            newsroom=story.newsroom,
-            newsroom_title=self.catalog.newsroom(story.newsroom).title,
-            newsroom_href=self.href(urls.newsroom_path(story.newsroom)),
-            edition=story.edition,
-            edition_href=self.href(urls.edition_path(story.edition)),
-            trust=story.trust,
-            trust_text=story.trust_text or story.trust,
-            digest=self.digests.get(path, ""),
-        )
-
-    def by_newsroom(self, stories: Sequence[LoadedStory]) -> tuple[CardGroup, ...]:
-        groups: dict[str, list[LoadedStory]] = {}
-        for item in stories:
-            groups.setdefault(item.summary.newsroom, []).append(item)
-        return tuple(
-            CardGroup(self.catalog.newsroom(key).title,
-                      self.href(urls.newsroom_path(key)),
-                      tuple(self.card(s) for s in items))
-            for key, items in sorted(groups.items())
-        )
-
-    def page(self, path: str, template: str, meta: PageMeta, listing: dict[str, Any],
-             **context: Any) -> Iterator[Output]:
-        """A list page and its index.json; linked from the last build when unchanged."""
-        data = encode(listing)
-        # Everything the page shows is in its meta, its context and its listing.
-        key = digest(self.base, path, template, repr(meta), repr(sorted(context.items())), data)
-        if self.ledger.reuse(path, key) is None:
-            yield from self.render(path, key, template, meta, data, **context)
-
-    def members_key(self, path: str, template: str, stories: Sequence[LoadedStory],
-                    *extra: str) -> str:
-        """A cheap key for a page that shows only its member stories (and `extra`):
-        each story's own key covers everything of the story a page can show, its
-        newsroom's title included."""
-        keys = self.keys
-        return memo_digest(self.memo, self.base, path, template, *extra,
-                           *(keys.get(s.url_path, s.digest) for s in stories))
-
-    def render(self, path: str, key: str, template: str, meta: PageMeta, data: bytes,
-               **context: Any) -> Iterator[Output]:
-        """Render a page and record it under key."""
-        html = self.env.get_template(template).render(page=meta, site=self.site, **context)
-        outputs = [Output(path, html.encode("utf-8")), Output(path + "index.json", data)]
-        self.ledger.record(path, key, outputs)
-        yield from outputs
-
-    def crumbs(self, *trail: tuple[str, str]) -> tuple[Crumb, ...]:
-        home = Crumb(self.config.title, self.href(urls.HOME))
-        return (home, *(Crumb(title, self.href(path) if path else "") for title, path in trail))
+def href(ctx: RenderContext, path: str) -> str:
+    """A root-relative link to a site path."""
+    return urls.href(ctx.config, path)
 
 
-def listing(title: str, url: str, cards: Sequence[Card], pager: Pager | None = None,
+def absolute(ctx: RenderContext, path: str) -> str:
+    """The absolute URL of a site path."""
+    return urls.absolute(ctx.config, path)
+
+
+def card(ctx: RenderContext, item: LoadedStory) -> Card:
+    """A story as lists show it."""
+    story = item.summary
+    path = item.url_path
+    return Card(
+        id=story.id,
+        headline=story.headline,
+        dek=story.dek,
+        angle=story.angle,
+        href=href(ctx, path),
+        url=absolute(ctx, path),
+        published_at=story.published_at,
+        newsroom=story.newsroom,
+        newsroom_title=ctx.catalog.newsroom(story.newsroom).title,
+        newsroom_href=href(ctx, urls.newsroom_path(story.newsroom)),
+        edition=story.edition,
+        edition_href=href(ctx, urls.edition_path(story.edition)),
+        trust=story.trust,
+        trust_text=story.trust_text or story.trust,
+        digest=ctx.stories.digests.get(path, ""),
+    )
+
+
+def by_newsroom(ctx: RenderContext, stories: Sequence[LoadedStory]) -> tuple[CardGroup, ...]:
+    """Cards grouped by newsroom, newsrooms in key order."""
+    groups: dict[str, list[LoadedStory]] = {}
+    for item in stories:
+        groups.setdefault(item.summary.newsroom, []).append(item)
+    return tuple(
+        CardGroup(ctx.catalog.newsroom(key).title, href(ctx, urls.newsroom_path(key)),
+                  tuple(card(ctx, s) for s in items))
+        for key, items in sorted(groups.items())
+    )
+
+
+def crumbs(ctx: RenderContext, *trail: tuple[str, str]) -> tuple[Crumb, ...]:
+    """Breadcrumbs from the home page along `trail` of (title, path)."""
+    home = Crumb(ctx.config.title, href(ctx, urls.HOME))
+    return (home, *(Crumb(title, href(ctx, path) if path else "") for title, path in trail))
+
+
+def pager(ctx: RenderContext, page: Slice[Any]) -> Pager:
+    """Links to a page's neighbours."""
+    return Pager(
+        page=page.number,
+        pages=page.total,
+        prev_href=href(ctx, page.prev_path) if page.prev_path else None,
+        next_href=href(ctx, page.next_path) if page.next_path else None,
+        prev_url=absolute(ctx, page.prev_path) if page.prev_path else None,
+        next_url=absolute(ctx, page.next_path) if page.next_path else None,
+    )
+
+
+def listing(title: str, url: str, cards: Sequence[Card], page: Pager | None = None,
             **extra: Any) -> dict[str, Any]:
     """The index.json of a list page."""
     data: dict[str, Any] = {"title": title, "url": url}
-    if pager is not None:
-        data.update(page=pager.page, pages=pager.pages, prev=pager.prev_url,
-                    next=pager.next_url)
+    if page is not None:
+        data.update(page=page.page, pages=page.pages, prev=page.prev_url, next=page.next_url)
     data.update(extra)
     data["stories"] = [c.as_json() for c in cards]
     return data
 
 
-def render_site_pages(
-    catalog: Catalog,
-    config: Config,
-    env: Environment,
-    site: SiteContext,
-    prose: Prose,
-    now: datetime,
-    digests: dict[str, str],
-    latest_markdown: dict[str, bytes],
-    ledger: Ledger,
-    base: str,
-    keys: dict[str, str] | None = None,
-    feed_memory: dict[str, Entry] | None = None,
-    memo: dict[tuple[str, ...], str] | None = None,
-) -> Iterator[Output]:
-    """Every file of the site besides the story files (`memo`: see cache.memo_digest)."""
-    pages = Pages(catalog, config, env, site, digests, ledger, base, keys or {}, memo)
-    yield from front_page(pages)
-    yield from newsrooms_index(pages)
-    for group in catalog.newsrooms:
-        yield from newsroom_pages(pages, group)
-    yield from editions_index(pages)
-    for group in catalog.editions:
-        yield from edition_page(pages, group)
-    yield from reuse_pages(pages)
-    yield from search_page(pages)
-    yield from not_found_page(pages)
-    yield Output(urls.ROBOTS, robots_txt(config).encode("utf-8"))
-    yield from render_feeds(catalog, config, env, prose, now, keys, feed_memory, ledger, base)
-    yield from render_sitemaps(catalog, config, now)
-    yield from render_llms(catalog, config, latest_markdown)
+def html_page(ctx: RenderContext, path: str, template: str, meta: PageMeta, data: bytes,
+              **context: Any) -> list[Output]:
+    """A list page rendered from its template, and its index.json."""
+    html = ctx.env.get_template(template).render(page=meta, site=ctx.site, **context)
+    return [Output(path, html.encode("utf-8")), Output(path + "index.json", data)]
 
 
-def front_page(pages: Pages) -> Iterator[Output]:
-    catalog, config = pages.catalog, pages.config
+def shown_page(ctx: RenderContext, path: str, template: str, meta: PageMeta,
+               data: dict[str, Any], **context: Any) -> Unit:
+    """A list page whose inputs are what it shows: its meta, context and listing."""
+    encoded = encode(data)
+    inputs = (path, template, repr(meta), repr(sorted(context.items())), encoded.decode())
+    return Unit(path, inputs,
+                lambda: html_page(ctx, path, template, meta, encoded, **context))
+
+
+def members_inputs(ctx: RenderContext, path: str, template: str,
+                   stories: Sequence[LoadedStory], *extra: str) -> tuple[str, ...]:
+    """The inputs of a page that shows only its member stories (and `extra`): each
+    story's own key covers all of the story a page can show, its newsroom's title too."""
+    return (path, template, *extra, *(ctx.story_key(s.url_path, s.digest) for s in stories))
+
+
+def newest(stories: Sequence[LoadedStory]) -> datetime:
+    """The latest modification among stories (the epoch when there are none)."""
+    return max((s.summary.modified_at for s in stories), default=EPOCH)
+
+
+EPOCH = datetime.fromisoformat("1970-01-01T00:00:00+00:00")
+
+
+def front_units(ctx: RenderContext) -> Units:
+    """The front page: the latest edition, by newsroom."""
+    catalog, config = ctx.catalog, ctx.config
     latest = catalog.latest_edition
-    stories = latest.stories if latest else ()
-    groups = pages.by_newsroom(stories)
+    groups = by_newsroom(ctx, latest.stories if latest else ())
     cards = [c for g in groups for c in g.cards]  # in the order the page shows them
     meta = PageMeta(title=config.title, description=config.description,
-                    canonical=pages.absolute(urls.HOME))
-    newsrooms = [(g.title, pages.href(urls.newsroom_path(g.key)), len(g.stories))
+                    canonical=absolute(ctx, urls.HOME))
+    newsrooms = [(g.title, href(ctx, urls.newsroom_path(g.key)), len(g.stories))
                  for g in catalog.newsrooms]
-    yield from pages.page(
-        urls.HOME, "front.html", meta,
-        listing(config.title, pages.absolute(urls.HOME), cards,
+    yield shown_page(
+        ctx, urls.HOME, "front.html", meta,
+        listing(config.title, absolute(ctx, urls.HOME), cards,
                 edition=latest.key if latest else None),
         edition=latest.key if latest else "",
-        edition_href=pages.href(urls.edition_path(latest.key)) if latest else "",
+        edition_href=href(ctx, urls.edition_path(latest.key)) if latest else "",
         groups=groups,
         newsrooms=newsrooms,
     )
 
 
-def newsrooms_index(pages: Pages) -> Iterator[Output]:
-    catalog = pages.catalog
-    rows = [(g.title, pages.href(urls.newsroom_path(g.key)), len(g.stories))
-            for g in catalog.newsrooms]
+def everything(ctx: RenderContext) -> datetime:
+    """The latest modification of any published story."""
+    return newest(ctx.catalog.published)
+
+
+def front_sitemap(ctx: RenderContext) -> SitemapEntries:
+    yield urls.HOME, everything(ctx)
+
+
+def newsrooms_units(ctx: RenderContext) -> Units:
+    """/n/: every newsroom (rendered on every build: one small page)."""
+    yield Unit(urls.NEWSROOMS, None, lambda: newsrooms_index(ctx))
+
+
+def newsrooms_index(ctx: RenderContext) -> list[Output]:
+    groups = ctx.catalog.newsrooms
+    rows = [(g.title, href(ctx, urls.newsroom_path(g.key)), len(g.stories)) for g in groups]
     title = "Newsrooms"
-    meta = PageMeta(title=f"{title} · {pages.config.title}",
-                    description=f"Every newsroom of {pages.config.title}.",
-                    canonical=pages.absolute(urls.NEWSROOMS),
-                    breadcrumbs=pages.crumbs((title, "")))
+    meta = PageMeta(title=f"{title} · {ctx.config.title}",
+                    description=f"Every newsroom of {ctx.config.title}.",
+                    canonical=absolute(ctx, urls.NEWSROOMS),
+                    breadcrumbs=crumbs(ctx, (title, "")))
     data = {
         "title": title,
-        "url": pages.absolute(urls.NEWSROOMS),
+        "url": absolute(ctx, urls.NEWSROOMS),
         "newsrooms": [
             {"newsroom": g.key, "title": g.title, "stories": len(g.stories),
-             "url": pages.absolute(urls.newsroom_path(g.key))}
-            for g in catalog.newsrooms
+             "url": absolute(ctx, urls.newsroom_path(g.key))}
+            for g in groups
         ],
     }
-    html = pages.env.get_template("newsrooms.html").render(page=meta, site=pages.site, rows=rows)
-    yield Output(urls.NEWSROOMS, html.encode("utf-8"))
-    yield Output(urls.NEWSROOMS + "index.json", encode(data))
+    html = ctx.env.get_template("newsrooms.html").render(page=meta, site=ctx.site, rows=rows)
+    return [Output(urls.NEWSROOMS, html.encode("utf-8")),
+            Output(urls.NEWSROOMS + "index.json", encode(data))]
 
 
-def make_pager(pages: Pages, path_of: Any, page: int, total: int) -> Pager:
-    prev_path = path_of(page - 1) if page > 1 else None
-    next_path = path_of(page + 1) if page < total else None
-    return Pager(
-        page=page,
-        pages=total,
-        prev_href=pages.href(prev_path) if prev_path else None,
-        next_href=pages.href(next_path) if next_path else None,
-        prev_url=pages.absolute(prev_path) if prev_path else None,
-        next_url=pages.absolute(next_path) if next_path else None,
-    )
+def newsrooms_sitemap(ctx: RenderContext) -> SitemapEntries:
+    yield urls.NEWSROOMS, everything(ctx)
 
 
-def newsroom_pages(pages: Pages, group: Group) -> Iterator[Output]:
-    size = pages.config.page_size
-    total = paginate(len(group.stories), size)
+def newsroom_slices(ctx: RenderContext, group: Group) -> Iterator[Slice[LoadedStory]]:
+    """The pages of one newsroom, newest first."""
+    return slices(group.stories, ctx.config.page_size,
+                  lambda n: urls.newsroom_path(group.key, n))
 
-    def path_of(n: int) -> str:
-        return urls.newsroom_path(group.key, n)
 
-    for n in range(1, total + 1):
-        chunk = group.stories[(n - 1) * size: n * size]
-        key = pages.members_key(path_of(n), "newsroom.html", chunk, group.title, f"{n}/{total}")
-        if pages.ledger.reuse(path_of(n), key) is not None:
-            continue
-        cards = [pages.card(s) for s in chunk]
-        pager = make_pager(pages, path_of, n, total)
-        suffix = f" · page {n}" if n > 1 else ""
+def newsroom_units(ctx: RenderContext) -> Units:
+    """/n/NEWSROOM/ and its later pages."""
+    for group in ctx.catalog.newsrooms:
+        for page in newsroom_slices(ctx, group):
+            inputs = members_inputs(ctx, page.path, "newsroom.html", page.items, group.title,
+                                    f"{page.number}/{page.total}")
+            yield Unit(page.path, inputs, _newsroom_page(ctx, group, page), remember=True)
+
+
+def _newsroom_page(ctx: RenderContext, group: Group,
+                   page: Slice[LoadedStory]) -> Callable[[], list[Output]]:
+    def render() -> list[Output]:
+        cards = [card(ctx, s) for s in page.items]
+        links = pager(ctx, page)
+        suffix = f" · page {page.number}" if page.number > 1 else ""
         meta = PageMeta(
-            title=f"{group.title}{suffix} · {pages.config.title}",
-            description=f"Stories from the {group.title} newsroom of {pages.config.title}.",
-            canonical=pages.absolute(path_of(n)),
-            alternates=tuple(_feed_alternates(pages, group)),
-            breadcrumbs=pages.crumbs(("Newsrooms", urls.NEWSROOMS), (group.title, "")),
+            title=f"{group.title}{suffix} · {ctx.config.title}",
+            description=f"Stories from the {group.title} newsroom of {ctx.config.title}.",
+            canonical=absolute(ctx, page.path),
+            alternates=tuple(_feed_alternates(ctx, group)),
+            breadcrumbs=crumbs(ctx, ("Newsrooms", urls.NEWSROOMS), (group.title, "")),
         )
-        yield from pages.render(
-            path_of(n), key, "newsroom.html", meta,
-            encode(listing(group.title, pages.absolute(path_of(n)), cards, pager,
-                           newsroom=group.key)),
-            title=group.title, cards=cards, pager=pager,
-            feed_href=pages.href(urls.feed_path(urls.FEED_RSS, group.key)),
-        )
+        data = listing(group.title, absolute(ctx, page.path), cards, links,
+                       newsroom=group.key)
+        return html_page(ctx, page.path, "newsroom.html", meta, encode(data),
+                         title=group.title, cards=cards, pager=links,
+                         feed_href=href(ctx, urls.feed_path(urls.FEED_RSS, group.key)))
+    return render
 
 
-def _feed_alternates(pages: Pages, group: Group) -> Iterator[Alternate]:
+def newsroom_sitemap(ctx: RenderContext) -> SitemapEntries:
+    for group in ctx.catalog.newsrooms:
+        for page in newsroom_slices(ctx, group):
+            yield page.path, newest(page.items)
+
+
+def newsroom_count(catalog: Catalog, config: Config) -> int:
+    return sum(paginate(len(g.stories), config.page_size) for g in catalog.newsrooms)
+
+
+def _feed_alternates(ctx: RenderContext, group: Group) -> Iterator[Alternate]:
     for kind, mime, label in (
         (urls.FEED_RSS, "application/rss+xml", "RSS"),
         (urls.FEED_ATOM, "application/atom+xml", "Atom"),
         (urls.FEED_JSON, "application/feed+json", "JSON Feed"),
     ):
-        yield Alternate(mime, pages.href(urls.feed_path(kind, group.key)),
+        yield Alternate(mime, href(ctx, urls.feed_path(kind, group.key)),
                         f"{group.title} ({label})")
 
 
-def editions_index(pages: Pages) -> Iterator[Output]:
-    editions = pages.catalog.editions
-    size = pages.config.page_size
-    total = paginate(len(editions), size)
-    for n in range(1, total + 1):
-        chunk = editions[(n - 1) * size: n * size]
-        rows = [(g.key, pages.href(urls.edition_path(g.key)), len(g.stories)) for g in chunk]
-        pager = make_pager(pages, urls.editions_index_path, n, total)
-        path = urls.editions_index_path(n)
-        suffix = f" · page {n}" if n > 1 else ""
-        meta = PageMeta(title=f"Editions{suffix} · {pages.config.title}",
-                        description=f"Every edition of {pages.config.title}, newest first.",
-                        canonical=pages.absolute(path),
-                        breadcrumbs=pages.crumbs(("Editions", "")))
+def editions_slices(ctx: RenderContext) -> Iterator[Slice[Group]]:
+    """The pages of the editions archive, newest first."""
+    return slices(ctx.catalog.editions, ctx.config.page_size, urls.editions_index_path)
+
+
+def editions_units(ctx: RenderContext) -> Units:
+    """/editions/ and its later pages."""
+    for page in editions_slices(ctx):
+        rows = [(g.key, href(ctx, urls.edition_path(g.key)), len(g.stories))
+                for g in page.items]
+        links = pager(ctx, page)
+        suffix = f" · page {page.number}" if page.number > 1 else ""
+        meta = PageMeta(title=f"Editions{suffix} · {ctx.config.title}",
+                        description=f"Every edition of {ctx.config.title}, newest first.",
+                        canonical=absolute(ctx, page.path),
+                        breadcrumbs=crumbs(ctx, ("Editions", "")))
         data = {
             "title": "Editions",
-            "url": pages.absolute(path),
-            "page": n, "pages": total, "prev": pager.prev_url, "next": pager.next_url,
+            "url": absolute(ctx, page.path),
+            "page": page.number, "pages": page.total,
+            "prev": links.prev_url, "next": links.next_url,
             "editions": [
                 {"edition": g.key, "stories": len(g.stories),
-                 "url": pages.absolute(urls.edition_path(g.key))}
-                for g in chunk
+                 "url": absolute(ctx, urls.edition_path(g.key))}
+                for g in page.items
             ],
         }
-        yield from pages.page(path, "editions.html", meta, data, rows=rows, pager=pager)
+        yield shown_page(ctx, page.path, "editions.html", meta, data, rows=rows, pager=links)
 
 
-def edition_page(pages: Pages, group: Group) -> Iterator[Output]:
-    older, newer = pages.catalog.neighbours(group.key)
-    path = urls.edition_path(group.key)
-    key = pages.members_key(path, "edition.html", group.stories,
-                            older.key if older else "", newer.key if newer else "")
-    if pages.ledger.reuse(path, key) is not None:
-        return
-    groups = pages.by_newsroom(group.stories)
-    cards = [c for g in groups for c in g.cards]  # in the order the page shows them
-    meta = PageMeta(title=f"Edition {group.key} · {pages.config.title}",
-                    description=f"The {group.key}:00 UTC edition of {pages.config.title}.",
-                    canonical=pages.absolute(path),
-                    breadcrumbs=pages.crumbs(("Editions", urls.EDITIONS), (group.key, "")))
+def editions_sitemap(ctx: RenderContext) -> SitemapEntries:
+    for page in editions_slices(ctx):
+        yield page.path, everything(ctx)
 
+
+def editions_count(catalog: Catalog, config: Config) -> int:
+    return paginate(len(catalog.editions), config.page_size)
+
+
+def edition_units(ctx: RenderContext) -> Units:
+    """/editions/EDITION/, one per hourly edition."""
+    for group in ctx.catalog.editions:
+        older, newer = ctx.catalog.neighbours(group.key)
+        path = urls.edition_path(group.key)
+        inputs = members_inputs(ctx, path, "edition.html", group.stories,
+                                older.key if older else "", newer.key if newer else "")
+        yield Unit(path, inputs, _edition_page(ctx, group, older, newer), remember=True)
+
+
+def _edition_page(ctx: RenderContext, group: Group, older: Group | None,
+                  newer: Group | None) -> Callable[[], list[Output]]:
     def link(g: Group | None) -> tuple[str, str] | None:
-        return (g.key, pages.href(urls.edition_path(g.key))) if g else None
+        return (g.key, href(ctx, urls.edition_path(g.key))) if g else None
 
-    yield from pages.render(
-        path, key, "edition.html", meta,
-        encode(listing(f"Edition {group.key}", pages.absolute(path), cards,
-                       edition=group.key,
-                       previous=pages.absolute(urls.edition_path(older.key)) if older else None,
-                       next=pages.absolute(urls.edition_path(newer.key)) if newer else None)),
-        edition=group.key, groups=groups,
-        older=link(older), newer=link(newer),
-    )
+    def render() -> list[Output]:
+        path = urls.edition_path(group.key)
+        groups = by_newsroom(ctx, group.stories)
+        cards = [c for g in groups for c in g.cards]  # in the order the page shows them
+        meta = PageMeta(title=f"Edition {group.key} · {ctx.config.title}",
+                        description=f"The {group.key}:00 UTC edition of {ctx.config.title}.",
+                        canonical=absolute(ctx, path),
+                        breadcrumbs=crumbs(ctx, ("Editions", urls.EDITIONS), (group.key, "")))
+        data = listing(f"Edition {group.key}", absolute(ctx, path), cards, edition=group.key,
+                       previous=absolute(ctx, urls.edition_path(older.key)) if older else None,
+                       next=absolute(ctx, urls.edition_path(newer.key)) if newer else None)
+        return html_page(ctx, path, "edition.html", meta, encode(data), edition=group.key,
+                         groups=groups, older=link(older), newer=link(newer))
+    return render
+
+
+def edition_sitemap(ctx: RenderContext) -> SitemapEntries:
+    for group in ctx.catalog.editions:
+        yield urls.edition_path(group.key), newest(group.stories)
+
+
+def edition_count(catalog: Catalog, config: Config) -> int:
+    return len(catalog.editions)
 
 
 def site_reuse(config: Config) -> dict[str, Any]:
@@ -372,39 +400,62 @@ def site_reuse(config: Config) -> dict[str, Any]:
     return data
 
 
-def reuse_pages(pages: Pages) -> Iterator[Output]:
-    config = pages.config
+def reuse_units(ctx: RenderContext) -> Units:
+    """/terms/reuse/ and /.well-known/reuse.json."""
+    yield Unit(urls.REUSE_TERMS, None, lambda: reuse_pages(ctx))
+
+
+def reuse_pages(ctx: RenderContext) -> list[Output]:
+    config = ctx.config
     reuse = site_reuse(config)
     meta = PageMeta(title=f"Reuse terms · {config.title}",
                     description=reuse.get("summary", ""),
-                    canonical=pages.absolute(urls.REUSE_TERMS),
-                    breadcrumbs=pages.crumbs(("Reuse terms", "")))
-    html = pages.env.get_template("reuse.html").render(page=meta, site=pages.site, reuse=reuse)
-    yield Output(urls.REUSE_TERMS, html.encode("utf-8"))
-    yield Output(urls.REUSE_JSON, encode(reuse))
+                    canonical=absolute(ctx, urls.REUSE_TERMS),
+                    breadcrumbs=crumbs(ctx, ("Reuse terms", "")))
+    html = ctx.env.get_template("reuse.html").render(page=meta, site=ctx.site, reuse=reuse)
+    return [Output(urls.REUSE_TERMS, html.encode("utf-8")),
+            Output(urls.REUSE_JSON, encode(reuse))]
 
 
-def search_page(pages: Pages) -> Iterator[Output]:
+def reuse_sitemap(ctx: RenderContext) -> SitemapEntries:
+    yield urls.REUSE_TERMS, everything(ctx)
+
+
+def search_units(ctx: RenderContext) -> Units:
     """/search/: Pagefind's interface over the story index (when search is on)."""
-    if not pages.config.search:
-        return
-    meta = PageMeta(title=f"Search · {pages.config.title}",
-                    description=f"Search every story of {pages.config.title}.",
-                    canonical=pages.absolute(urls.SEARCH),
-                    breadcrumbs=pages.crumbs(("Search", "")))
-    html = pages.env.get_template("search.html").render(
-        page=meta, site=pages.site,
-        pagefind_css=pages.href(urls.PAGEFIND + "pagefind-ui.css"),
-        pagefind_js=pages.href(urls.PAGEFIND + "pagefind-ui.js"),
-        pagefind_path=pages.href(urls.PAGEFIND))
-    yield Output(urls.SEARCH, html.encode("utf-8"))
+    if ctx.config.search:
+        yield Unit(urls.SEARCH, None, lambda: search_page(ctx))
 
 
-def not_found_page(pages: Pages) -> Iterator[Output]:
-    meta = PageMeta(title=f"Page not found · {pages.config.title}", description="",
-                    canonical=pages.absolute(urls.NOT_FOUND))
-    html = pages.env.get_template("404.html").render(page=meta, site=pages.site)
-    yield Output(urls.NOT_FOUND, html.encode("utf-8"))
+def search_page(ctx: RenderContext) -> list[Output]:
+    meta = PageMeta(title=f"Search · {ctx.config.title}",
+                    description=f"Search every story of {ctx.config.title}.",
+                    canonical=absolute(ctx, urls.SEARCH),
+                    breadcrumbs=crumbs(ctx, ("Search", "")))
+    html = ctx.env.get_template("search.html").render(
+        page=meta, site=ctx.site,
+        pagefind_css=href(ctx, urls.PAGEFIND + "pagefind-ui.css"),
+        pagefind_js=href(ctx, urls.PAGEFIND + "pagefind-ui.js"),
+        pagefind_path=href(ctx, urls.PAGEFIND))
+    return [Output(urls.SEARCH, html.encode("utf-8"))]
+
+
+def not_found_units(ctx: RenderContext) -> Units:
+    """/404.html."""
+    yield Unit(urls.NOT_FOUND, None, lambda: not_found_page(ctx))
+
+
+def not_found_page(ctx: RenderContext) -> list[Output]:
+    meta = PageMeta(title=f"Page not found · {ctx.config.title}", description="",
+                    canonical=absolute(ctx, urls.NOT_FOUND))
+    html = ctx.env.get_template("404.html").render(page=meta, site=ctx.site)
+    return [Output(urls.NOT_FOUND, html.encode("utf-8"))]
+
+
+def robots_units(ctx: RenderContext) -> Units:
+    """/robots.txt."""
+    yield Unit(urls.ROBOTS, None,
+               lambda: [Output(urls.ROBOTS, robots_txt(ctx.config).encode("utf-8"))])
 
 
 def robots_txt(config: Config) -> str:
@@ -414,3 +465,16 @@ def robots_txt(config: Config) -> str:
         f"Sitemap: {urls.absolute(config, urls.SITEMAP)}\n"
         f"Sitemap: {urls.absolute(config, urls.NEWS_SITEMAP)}\n"
     )
+
+
+PAGE_KINDS = (
+    PageKind("front", front_units, front_sitemap),
+    PageKind("newsrooms", newsrooms_units, newsrooms_sitemap),
+    PageKind("newsroom", newsroom_units, newsroom_sitemap, newsroom_count),
+    PageKind("editions", editions_units, editions_sitemap, editions_count),
+    PageKind("edition", edition_units, edition_sitemap, edition_count),
+    PageKind("reuse", reuse_units, reuse_sitemap),
+    PageKind("search", search_units),
+    PageKind("404", not_found_units),
+    PageKind("robots", robots_units),
+)

@@ -3,46 +3,47 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from xml.sax.saxutils import escape
 
 from desk import urls
-from desk.catalog import Catalog, paginate
+from desk.catalog import Catalog
 from desk.config import Config
-from desk.loader import LoadedStory
 from desk.prose import clean_text
 from desk.render import Output
+from desk.render.context import RenderContext
 from desk.render.templates import isotime
 
 SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 NEWS_NS = "http://www.google.com/schemas/sitemap-news/0.9"
 MAX_URLS = 50_000
 MAX_NEWS = 1_000
-EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _HEAD = '<?xml version="1.0" encoding="utf-8"?>\n'
 
 
-def render_sitemaps(
-    catalog: Catalog, config: Config, now: datetime, max_urls: int = MAX_URLS
-) -> Iterator[Output]:
-    """sitemap.xml (or its index and parts) and news-sitemap.xml."""
-    entries = [(urls.absolute(config, path), lastmod) for path, lastmod in page_paths(catalog,
-                                                                                      config)]
+def render_sitemaps(ctx: RenderContext, pages: list[tuple[str, datetime]],
+                    max_urls: int = MAX_URLS) -> list[Output]:
+    """sitemap.xml (or its index and parts) over `pages` (site path, last modification),
+    and news-sitemap.xml."""
+    config = ctx.config
+    entries = [(urls.absolute(config, path), lastmod) for path, lastmod in pages]
+    outputs = []
     if len(entries) <= max_urls:
-        yield Output(urls.SITEMAP, urlset(entries).encode("utf-8"))
+        outputs.append(Output(urls.SITEMAP, urlset(entries).encode("utf-8")))
     else:
         parts = [entries[i: i + max_urls] for i in range(0, len(entries), max_urls)]
         index = [_HEAD, f'<sitemapindex xmlns="{SITEMAP_NS}">\n']
         for n, part in enumerate(parts, start=1):
             path = f"/sitemap-{n}.xml"
-            yield Output(path, urlset(part).encode("utf-8"))
+            outputs.append(Output(path, urlset(part).encode("utf-8")))
             newest = max(lastmod for _, lastmod in part)
             index.append(f"<sitemap><loc>{escape(urls.absolute(config, path))}</loc>"
                          f"<lastmod>{isotime(newest)}</lastmod></sitemap>\n")
         index.append("</sitemapindex>\n")
-        yield Output(urls.SITEMAP, "".join(index).encode("utf-8"))
-    yield Output(urls.NEWS_SITEMAP, news_sitemap(catalog, config, now).encode("utf-8"))
+        outputs.append(Output(urls.SITEMAP, "".join(index).encode("utf-8")))
+    news = news_sitemap(ctx.catalog, config, ctx.now)
+    outputs.append(Output(urls.NEWS_SITEMAP, news.encode("utf-8")))
+    return outputs
 
 
 def urlset(entries: list[tuple[str, datetime]]) -> str:
@@ -71,24 +72,3 @@ def news_sitemap(catalog: Catalog, config: Config, now: datetime) -> str:
         )
     lines.append("</urlset>\n")
     return "".join(lines)
-
-
-def page_paths(catalog: Catalog, config: Config) -> list[tuple[str, datetime]]:
-    """Every HTML page of the site with its last modification, in a stable order."""
-    def newest(stories: tuple[LoadedStory, ...]) -> datetime:
-        return max((s.summary.modified_at for s in stories), default=EPOCH)
-
-    everything = newest(catalog.published)
-    paths: list[tuple[str, datetime]] = [(urls.HOME, everything), (urls.NEWSROOMS, everything)]
-    for group in catalog.newsrooms:
-        size = config.page_size
-        for n in range(1, paginate(len(group.stories), size) + 1):
-            chunk = group.stories[(n - 1) * size: n * size]
-            paths.append((urls.newsroom_path(group.key, n), newest(chunk)))
-    for n in range(1, paginate(len(catalog.editions), config.page_size) + 1):
-        paths.append((urls.editions_index_path(n), everything))
-    for group in catalog.editions:
-        paths.append((urls.edition_path(group.key), newest(group.stories)))
-    paths.append((urls.REUSE_TERMS, everything))
-    paths += [(s.url_path, s.summary.modified_at) for s in catalog.published]
-    return paths

@@ -2,20 +2,42 @@
 
 from __future__ import annotations
 
+import hashlib
+from dataclasses import dataclass
 from typing import Any
 
-from jinja2 import Environment
-
 from desk import urls
-from desk.catalog import Catalog
 from desk.config import Config
+from desk.loader import LoadedStory, read_story
 from desk.models import Story
-from desk.prose import Prose
 from desk.render import Output
+from desk.render.context import RenderContext
+from desk.render.feeds import Entry, make_entry
 from desk.render.json import story_json
 from desk.render.meta import news_article, open_graph
-from desk.render.templates import Alternate, Crumb, PageMeta, SiteContext
+from desk.render.templates import Alternate, Crumb, PageMeta
 from desk.render.view import StoryView, story_view
+
+
+@dataclass(frozen=True)
+class Wanted:
+    """What the pages around the stories want captured while a story renders."""
+
+    markdown: frozenset[str]  # paths whose index.md the llms files show
+    entries: frozenset[str]  # paths some feed carries
+
+
+@dataclass(frozen=True)
+class RenderedStory:
+    """What the rest of the build needs to know of a rendered story."""
+
+    path: str
+    key: str
+    files: tuple[str, ...]
+    size: int
+    json_digest: str
+    markdown: bytes | None  # when wanted
+    entry: Entry | None  # when wanted
 
 
 def story_meta(view: StoryView, config: Config) -> PageMeta:
@@ -40,22 +62,41 @@ def story_meta(view: StoryView, config: Config) -> PageMeta:
     )
 
 
-def render_story(
-    story: Story,
-    raw: dict[str, Any] | None,
-    catalog: Catalog,
-    config: Config,
-    env: Environment,
-    prose: Prose,
-    site: SiteContext,
-) -> list[Output]:
+def render_story(story: Story, raw: dict[str, Any] | None, ctx: RenderContext
+                 ) -> tuple[list[Output], StoryView]:
     """Render one story in all three formats (`raw`: the parsed input, for key order)."""
-    view = story_view(story, catalog, config, prose)
-    meta = story_meta(view, config)
-    html = env.get_template("story.html").render(view=view, page=meta, site=site)
-    markdown = env.get_template("story.md.jinja").render(view=view, page=meta, site=site)
+    view = story_view(story, ctx.catalog, ctx.config, ctx.prose)
+    meta = story_meta(view, ctx.config)
+    html = ctx.env.get_template("story.html").render(view=view, page=meta, site=ctx.site)
+    markdown = ctx.env.get_template("story.md.jinja").render(view=view, page=meta,
+                                                            site=ctx.site)
     return [
         Output(view.path, html.encode("utf-8")),
         Output(view.path + "index.md", markdown.encode("utf-8")),
-        Output(view.path + "index.json", story_json(story, config, raw)),
-    ]
+        Output(view.path + "index.json", story_json(story, ctx.config, raw)),
+    ], view
+
+
+def render_story_unit(item: LoadedStory, key: str, ctx: RenderContext, wanted: Wanted
+                      ) -> tuple[list[Output], RenderedStory]:
+    """A story's files, read from its file, and the record the build keeps of them."""
+    outputs, view = render_story(*read_story(item), ctx)
+    path = item.url_path
+    markdown = outputs[1].data if path in wanted.markdown else None
+    entry = make_entry(view, ctx.env) if path in wanted.entries else None
+    record = RenderedStory(path, key, tuple(urls.relative_file(o.path) for o in outputs),
+                           sum(len(o.data) for o in outputs),
+                           hashlib.sha256(outputs[2].data).hexdigest(), markdown, entry)
+    return outputs, record
+
+
+def story_markdown(item: LoadedStory, ctx: RenderContext) -> bytes:
+    """A story's index.md: captured while it rendered, or rendered from its file."""
+    captured = ctx.stories.markdown.get(item.url_path)
+    if captured is not None:
+        return captured
+    story, _ = read_story(item)
+    view = story_view(story, ctx.catalog, ctx.config, ctx.prose)
+    markdown = ctx.env.get_template("story.md.jinja").render(
+        view=view, page=story_meta(view, ctx.config), site=ctx.site)
+    return markdown.encode("utf-8")

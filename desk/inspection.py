@@ -1,0 +1,88 @@
+"""Inspection: every story file loaded and checked, once, for `desk check` and builds.
+
+Each file is inspected on its own (parsed, validated, checked by the story rules) — by
+forked processes when there are many — unless the inspection cache knows it unchanged;
+then the rules across stories run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+
+from desk.cache import Inspected, InspectionCache, file_stat
+from desk.checks import check_across, check_story
+from desk.config import Config
+from desk.findings import Finding, sort_findings
+from desk.loader import LoadedStory, layout_warnings, load_story_file, story_files
+from desk.parallel import map_forked
+
+# Below this many files to parse, forking costs more than it saves.
+PARALLEL_MIN_FILES = 200
+
+
+@dataclass(frozen=True)
+class Inspection:
+    """Every valid story (in path order) and every finding, errors first."""
+
+    stories: tuple[LoadedStory, ...]
+    findings: tuple[Finding, ...]
+
+    @property
+    def ok(self) -> bool:
+        """True when no finding is an error."""
+        return not any(f.is_error for f in self.findings)
+
+
+def inspect_content(config: Config, cache: InspectionCache | None = None,
+                    jobs: int = 1) -> Inspection:
+    """Load the content and check it: what `desk check` prints and `desk build` gates on."""
+    content = config.content_dir
+    if not content.is_dir():
+        return Inspection((), (Finding(str(content), "", "content-missing",
+                                       "content folder not found"),))
+    findings: list[Finding] = []
+    paths = story_files(content, findings)
+    results = _inspect_files(paths, config, cache, jobs)
+    loaded: list[LoadedStory] = []
+    for path in paths:
+        item, own = results[path]
+        findings.extend(own)
+        if item is not None:
+            loaded.append(item)
+    findings += check_across(loaded, config)
+    return Inspection(tuple(loaded), tuple(sort_findings(findings)))
+
+
+def _inspect_files(paths: list[str], config: Config, cache: InspectionCache | None,
+                   jobs: int) -> dict[str, Inspected]:
+    """Each file's inspection: recalled when unchanged, else done (forked when many)."""
+    results: dict[str, Inspected] = {}
+    todo: list[tuple[str, tuple[int, int, int] | None]] = []
+    for path in paths:
+        stat = file_stat(path) if cache is not None else None
+        recalled = cache.recall(path, stat) if cache is not None else None
+        if recalled is None:
+            todo.append((path, stat))
+        else:
+            results[path] = recalled
+    fresh = map_forked(partial(inspect_file, config=config), [p for p, _ in todo],
+                       jobs if len(todo) >= PARALLEL_MIN_FILES else 1)
+    for (path, stat), result in zip(todo, fresh, strict=True):
+        results[path] = result
+        if cache is not None:
+            cache.remember(path, stat, result)
+    return results
+
+
+def inspect_file(path: str, config: Config) -> Inspected:
+    """One file: parsed, validated and checked on its own (nothing across stories)."""
+    findings: list[Finding] = []
+    loaded = load_story_file(Path(path), findings)
+    if loaded is None:
+        return None, tuple(findings)
+    story, sha256 = loaded
+    findings += layout_warnings(path, story, config)
+    findings += check_story(path, story, config)
+    return LoadedStory.of(path, story, sha256), tuple(findings)

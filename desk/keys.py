@@ -1,0 +1,122 @@
+"""Keys: a hash of everything a piece of work depends on, so unchanged work is skipped.
+
+Glossary (used the same way in every module):
+
+- **digest**: the sha256 of a file's bytes (a story file, a story's index.json).
+- **stat**: a file's (mtime, size, inode): cheap, changes whenever its bytes do.
+- **key**: a hash of every input of a unit of work. Equal keys mean equal output.
+- **site key**: the part every render key shares: desk's code, its rendering libraries,
+  the templates, the static assets and the settings that pages show.
+- **check key**: what a story file's findings depend on besides its bytes: desk's code,
+  its libraries and the settings the checks read.
+
+Every key starts from the **code fingerprint**: desk's own source files and the versions
+of the libraries that shape its output, so upgrading either re-checks and re-renders
+everything, without `--no-cache`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+from collections.abc import Iterable
+from functools import lru_cache
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+
+from desk.config import Config
+
+# Libraries whose releases can change desk's output or findings.
+OUTPUT_LIBRARIES = ("jinja2", "markupsafe", "markdown-it-py", "mdurl", "pydantic",
+                    "pydantic-core", "orjson")
+
+# Settings that only say where things are, not what the pages show.
+_PLACES = {"output_dir", "content_dir", "cache_dir", "templates_dir", "static_dir"}
+
+
+def digest(*parts: bytes | str) -> str:
+    """A short hash of several values (length-prefixed, so no two inputs collide)."""
+    chunks: list[bytes] = []
+    for part in parts:
+        data = part.encode("utf-8") if isinstance(part, str) else part
+        chunks += (len(data).to_bytes(8, "big"), data)
+    return hashlib.sha256(b"".join(chunks)).hexdigest()[:32]
+
+
+@lru_cache(maxsize=4)
+def code_fingerprint(package_dir: Path | None = None) -> str:
+    """A hash of desk's source files and of the versions of its output libraries."""
+    folder = package_dir or Path(__file__).resolve().parent
+    parts: list[bytes | str] = [sys.version]
+    for name in OUTPUT_LIBRARIES:
+        try:
+            parts.append(f"{name}=={version(name)}")
+        except PackageNotFoundError:
+            parts.append(f"{name} missing")
+    for source in sorted(folder.rglob("*.py")):
+        parts += [source.relative_to(folder).as_posix(), source.read_bytes()]
+    return digest(*parts)
+
+
+def folder_fingerprint(folder: Path) -> str:
+    """A hash of every file's name and bytes below a folder (templates, static)."""
+    parts: list[bytes | str] = []
+    if folder.is_dir():
+        for path in sorted(folder.rglob("*")):
+            if path.is_file():
+                parts += [path.relative_to(folder).as_posix(), path.read_bytes()]
+    return digest(*parts)
+
+
+def check_key(config: Config) -> str:
+    """What every story file's findings depend on besides its own bytes."""
+    # Findings name files by relative paths, which mean other files in another folder.
+    return digest(code_fingerprint(), os.getcwd(),
+                  config.model_dump_json(exclude={"output_dir", "cache_dir"}))
+
+
+def site_key(config: Config, asset_paths: Iterable[str]) -> str:
+    """What every rendered page depends on besides its own inputs."""
+    return digest(code_fingerprint(), folder_fingerprint(config.templates_dir),
+                  *asset_paths, config.model_dump_json(exclude=_PLACES))
+
+
+class KeyMaker:
+    """Makes unit keys from a site key and a unit's declared inputs.
+
+    A long-running process (desk serve) passes `remembered`, a dict kept between builds:
+    most keys of a large site are the same from one save to the next.
+    """
+
+    # Keys remembered at most, before starting afresh.
+    MAX_REMEMBERED = 200_000
+
+    def __init__(self, site: str, remembered: dict[tuple[str, ...], str] | None = None
+                 ) -> None:
+        self.site = site
+        if remembered is not None and remembered.get(("site",)) != site:
+            remembered.clear()  # keys made for another site key are of no use
+            remembered[("site",)] = site
+        self._remembered = remembered
+
+    def key(self, inputs: tuple[str, ...], remember: bool = False) -> str:
+        """The key of a unit with these inputs (`remember`: short inputs that recur)."""
+        if self._remembered is None or not remember:
+            return digest(self.site, *inputs)
+        found = self._remembered.get(inputs)
+        if found is None:
+            if len(self._remembered) > self.MAX_REMEMBERED:
+                self._remembered.clear()
+            found = self._remembered[inputs] = digest(self.site, *inputs)
+        return found
+
+
+def search_key(story_keys: Iterable[tuple[str, str]]) -> str:
+    """What the search index depends on: every story page's key, by path."""
+    return digest(*(f"{path}={key}" for path, key in sorted(story_keys)))
+
+
+def site_id(unit_keys: Iterable[tuple[str, str]]) -> str:
+    """A deterministic id of a built site (same input, same id)."""
+    return digest(*(f"{unit}={key}" for unit, key in sorted(unit_keys)))

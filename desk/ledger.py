@@ -1,0 +1,68 @@
+"""The ledger: per unit, keep last build's files when its key is unchanged, else render.
+
+A **unit** is what is rendered together and kept or replaced together: a story's three
+files, a list page and its index.json, a feed in its three formats, the search index.
+The ledger compares each unit's key with the key it was last rendered under and records
+what this build did; the writer does the keeping.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Protocol
+
+from desk import keys
+from desk.cache import UnitRecord
+from desk.render import Output
+from desk.urls import relative_file
+
+
+class Keeper(Protocol):
+    """What the ledger needs of the writer: keeping the last build's files of a unit."""
+
+    def keep(self, files: tuple[str, ...], unit: str, key: str) -> bool: ...
+
+
+class Ledger:
+    """Which units this build kept and which it rendered, with their keys and files."""
+
+    def __init__(self, previous: dict[str, UnitRecord], keeper: Keeper) -> None:
+        self._previous = previous
+        self._keeper = keeper
+        self.units: dict[str, UnitRecord] = {}
+        self.reused = 0
+
+    def reuse(self, unit: str, key: str) -> UnitRecord | None:
+        """The previous record if the key matches and the writer kept its files."""
+        old = self._previous.get(unit)
+        if old is None or old.key != key or not self._keeper.keep(old.files, unit, key):
+            return None
+        self.units[unit] = old
+        self.reused += 1
+        return old
+
+    def record(self, unit: str, key: str, outputs: list[Output], json_digest: str = "") -> None:
+        """Remember what was rendered for a unit."""
+        self.record_files(unit, key, tuple(relative_file(o.path) for o in outputs),
+                          json_digest)
+
+    def record_files(self, unit: str, key: str, files: tuple[str, ...],
+                     json_digest: str = "") -> None:
+        """Remember the files rendered for a unit."""
+        self.units[unit] = UnitRecord(key, files, json_digest)
+
+    def files(self) -> set[str]:
+        """Every file of every unit."""
+        return {f for u in self.units.values() for f in u.files}
+
+    def story_keys(self) -> Iterator[tuple[str, str]]:
+        """(path, key) of every story unit."""
+        return ((k, u.key) for k, u in self.units.items() if k.startswith("/stories/"))
+
+    def search_key(self) -> str:
+        """What the search index depends on: every story page's key."""
+        return keys.search_key(self.story_keys())
+
+    def site_id(self) -> str:
+        """A deterministic id of what was built (same input, same id)."""
+        return keys.site_id((k, u.key) for k, u in self.units.items())

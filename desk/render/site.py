@@ -1,0 +1,46 @@
+"""The page registry: every kind of page around the stories, in one ordered list.
+
+A new kind of page is one entry here (with its units, its sitemap entries and how many
+list pages it renders); the sitemap, the build's work sharing and the writer follow.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from desk.catalog import Catalog
+from desk.config import Config
+from desk.render.context import RenderContext, Unit, Units
+from desk.render.feeds import feed_units
+from desk.render.llms import llms_units
+from desk.render.pages import PAGE_KINDS, PageKind
+from desk.render.sitemaps import render_sitemaps
+
+REGISTRY: tuple[PageKind, ...] = (
+    *PAGE_KINDS,
+    PageKind("feeds", feed_units),
+    PageKind("llms", llms_units),
+)
+
+
+def sitemap_pages(ctx: RenderContext) -> list[tuple[str, datetime]]:
+    """Every HTML page with its last modification: the registry's, then the stories."""
+    pages: list[tuple[str, datetime]] = []
+    for kind in REGISTRY:
+        if kind.sitemap is not None:
+            pages += kind.sitemap(ctx)
+    pages += [(s.url_path, s.summary.modified_at) for s in ctx.catalog.published]
+    return pages
+
+
+def site_units(ctx: RenderContext) -> Units:
+    """Every unit of the site besides the stories, the sitemaps last."""
+    for kind in REGISTRY:
+        yield from kind.units(ctx)
+    yield Unit("/sitemap.xml", None, lambda: render_sitemaps(ctx, sitemap_pages(ctx)))
+
+
+def list_page_count(catalog: Catalog, config: Config) -> int:
+    """How many list pages the registry renders from scratch."""
+    return sum(kind.list_pages(catalog, config) for kind in REGISTRY
+               if kind.list_pages is not None)

@@ -1,0 +1,62 @@
+"""Build targets: where a build's files go and how they replace the site, chosen by the
+caller (never inferred from other arguments).
+
+- `FreshStaging`: a new hidden folder beside the output, swapped in whole; the replaced
+  site is removed. What `desk build --no-cache` and desk serve's full rebuilds use.
+- `RecycledSpare`: the same, but the site the last build replaced (kept as a spare folder)
+  is recycled as the staging folder, and the site this build replaces becomes the next
+  spare, so unchanged units cost nothing. What `desk build` uses.
+- `InPlace`: the output folder is updated where it stands, under a lock the server holds
+  while it reads. What desk serve uses after a story is saved.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from desk.writer import LiveFolder, SiteWriter, Spare, Staging
+
+
+@dataclass(frozen=True)
+class FreshStaging:
+    """Write into a new folder and swap it in; remove the replaced site."""
+
+    out_dir: Path
+    # How the replaced site is removed (default: at once, before build() returns).
+    remove_old: Callable[[Path], None] | None = None
+
+
+@dataclass(frozen=True)
+class RecycledSpare:
+    """Write into the recycled spare folder (a new one when there is none) and swap it in;
+    keep the replaced site as the next spare."""
+
+    out_dir: Path
+
+
+@dataclass(frozen=True)
+class InPlace:
+    """Update a desk-made folder where it stands, under `lock`."""
+
+    out_dir: Path
+    lock: threading.Lock
+    # The files of the live folder, kept up to date by the writer between builds.
+    present: set[str] = field(default_factory=set)
+
+
+Target = FreshStaging | RecycledSpare | InPlace
+
+
+def open_writer(target: Target, spare: Spare | None) -> SiteWriter:
+    """The writer for a target (`spare`: what the cache knows of the spare folder).
+
+    Raises WriteError or OSError when the output folder cannot be used.
+    """
+    if isinstance(target, InPlace):
+        return LiveFolder(target.out_dir, target.lock, target.present)
+    if isinstance(target, RecycledSpare):
+        return Staging(target.out_dir, spare, keep_spare=True)
+    return Staging(target.out_dir, remove_old=target.remove_old)
