@@ -46,7 +46,7 @@ from desk.render.feeds import feed_members
 from desk.render.site import list_page_count, site_units
 from desk.render.story import RenderedStory, Wanted, render_story_unit
 from desk.render.templates import make_environment, site_context, template_finding
-from desk.render.view import story_signature
+from desk.render.view import story_page_inputs
 from desk.target import RecycledSpare, Target, open_writer
 from desk.writer import SiteWriter, WriteError
 
@@ -205,7 +205,7 @@ class Plan:
             if unit.inputs is None:
                 self.writer.write(unit.render())
                 continue
-            key = self.keys.key(unit.inputs, unit.remember)
+            key = self.keys.key(unit.inputs, unit.recurring)
             if self.ledger.reuse(unit.id, key) is None:
                 outputs = unit.render()
                 self.writer.write(outputs)
@@ -223,8 +223,8 @@ def render_context(catalog: Catalog, config: Config, clock: Clock, session: Sess
 def render_site(ctx: RenderContext, plan: Plan, assets: tuple[Asset, ...],
                 session: Session | None, workers: Workers) -> None:
     """Every file of the site: stories first, then the pages around them, then assets."""
-    remembered = session.feed_entries if session is not None else {}
-    ctx = replace(ctx, stories=render_stories(ctx, plan, remembered, workers))
+    cached = session.feed_entries if session is not None else {}
+    ctx = replace(ctx, stories=render_stories(ctx, plan, cached, workers))
     plan.write(site_units(ctx))
     for asset in assets:
         plan.writer.copy(asset.source, asset.path)
@@ -244,7 +244,7 @@ def render_stories(ctx: RenderContext, plan: Plan, entries: dict[str, object],
     todo: list[tuple[LoadedStory, str]] = []
     for item in ctx.catalog.published:
         key = keys[item.url_path] = plan.keys.key(
-            (item.digest, story_signature(item, ctx.catalog, ctx.config)), remember=True)
+            (item.digest, story_page_inputs(item, ctx.catalog, ctx.config)), recurring=True)
         kept = plan.ledger.reuse(item.url_path, key)
         if kept is None:
             todo.append((item, key))

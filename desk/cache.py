@@ -11,7 +11,7 @@ Two parts, kept apart:
   - the spare: what the site before the current one holds, so the writer can recycle
     that folder as its next staging folder (see desk.writer).
 - **session** (`Session`), kept in memory by a long-running process (desk serve) and
-  never saved: the template environment, feed entries, remembered keys, the files of the
+  never saved: the template environment, feed entries, unit keys, the files of the
   live folder.
 
 The saved state is tied to one output folder by the site id in its marker; state that
@@ -95,7 +95,7 @@ class SavedState:
 
 @dataclass
 class Session:
-    """In-process memory of a long-running process (desk serve); never saved."""
+    """What a long-running process (desk serve) caches between builds; never saved."""
 
     environment: tuple[str, Any] | None = None  # (what it was made from, the environment)
     feed_entries: dict[str, Any] = field(default_factory=dict)  # by story key

@@ -229,7 +229,7 @@ def serve_command(content: Path | None, host: str, port: int, now: datetime | No
 
     make_config(config_file, content_dir=content)  # a broken config is a usage error at start
     try:
-        server = DevServer(load, host, port, now, future, lambda line: click.echo(line, err=True),
+        server = DevServer(load, (host, port), now, future, lambda line: click.echo(line, err=True),
                            config_file or find_project_file(Path.cwd()))
     except ServeError as exc:
         click.echo(f"desk serve: {exc}", err=True)

@@ -85,30 +85,31 @@ def site_key(config: Config, asset_paths: Iterable[str]) -> str:
 class KeyMaker:
     """Makes unit keys from a site key and a unit's declared inputs.
 
-    A long-running process (desk serve) passes `remembered`, a dict kept between builds:
-    most keys of a large site are the same from one save to the next.
+    A long-running process (desk serve) passes `cached`, a dict kept between builds: most
+    keys of a large site are the same from one save to the next.
     """
 
-    # Keys remembered at most, before starting afresh.
-    MAX_REMEMBERED = 200_000
+    # Keys cached at most, before starting afresh.
+    MAX_CACHED = 200_000
 
-    def __init__(self, site: str, remembered: dict[tuple[str, ...], str] | None = None
+    def __init__(self, site: str, cached: dict[tuple[str, ...], str] | None = None
                  ) -> None:
         self.site = site
-        if remembered is not None and remembered.get(("site",)) != site:
-            remembered.clear()  # keys made for another site key are of no use
-            remembered[("site",)] = site
-        self._remembered = remembered
+        if cached is not None and cached.get(("site",)) != site:
+            cached.clear()  # keys made for another site key are of no use
+            cached[("site",)] = site
+        self._cached = cached
 
-    def key(self, inputs: tuple[str, ...], remember: bool = False) -> str:
-        """The key of a unit with these inputs (`remember`: short inputs that recur)."""
-        if self._remembered is None or not remember:
+    def key(self, inputs: tuple[str, ...], recurring: bool = False) -> str:
+        """The key of a unit with these inputs (`recurring`: short inputs that recur from
+        build to build, worth caching)."""
+        if self._cached is None or not recurring:
             return digest(self.site, *inputs)
-        found = self._remembered.get(inputs)
+        found = self._cached.get(inputs)
         if found is None:
-            if len(self._remembered) > self.MAX_REMEMBERED:
-                self._remembered.clear()
-            found = self._remembered[inputs] = digest(self.site, *inputs)
+            if len(self._cached) > self.MAX_CACHED:
+                self._cached.clear()
+            found = self._cached[inputs] = digest(self.site, *inputs)
         return found
 
 

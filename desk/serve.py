@@ -152,95 +152,101 @@ def resolve_request_path(root: Path, raw_path: str) -> tuple[int, Path | str | N
     return (200, target) if target.is_file() else (404, None)
 
 
+class Handler(BaseHTTPRequestHandler):
+    """Serves the site folder of `state` (bound by make_handler), and the reload events."""
+
+    state: SiteState
+    server_version = "desk-serve"
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+        pass  # one line per rebuild is what editors want to see, not every request
+
+    def do_HEAD(self) -> None:  # noqa: N802
+        self.respond(head=True)
+
+    def do_GET(self) -> None:  # noqa: N802
+        if urlsplit(self.path).path == EVENTS_PATH:
+            self.stream_events()
+        else:
+            self.respond(head=False)
+
+    def respond(self, head: bool) -> None:
+        state = self.state
+        root = state.folder
+        if not state.has_site:
+            self.send(200 if state.errors else 503, CONTENT_TYPES[".html"],
+                      inject(_NO_SITE.encode(), reload_snippet(state)), head)
+            return
+        status, found = resolve_request_path(root, self.path)
+        if status == 301:
+            self.send_response(301)
+            self.send_header("Location", str(found))
+            self.send_header("Content-Length", "0")
+            self.send_header("Cache-Control", "no-store")
+            self.end_headers()
+            return
+        if status == 400:
+            self.send(400, "text/plain; charset=utf-8", b"Bad request\n", head)
+            return
+        if status == 404 or not isinstance(found, Path):
+            page = root / "404.html"
+            body = page.read_bytes() if page.is_file() else b"Not found\n"
+            self.send(404, CONTENT_TYPES[".html"], inject(body, reload_snippet(state)), head)
+            return
+        try:
+            with state.files:
+                body = found.read_bytes()
+        except OSError:
+            # The site was swapped between resolving and reading: try once more.
+            with state.files:
+                status, found = resolve_request_path(root, self.path)
+                body = found.read_bytes() if isinstance(found, Path) else b""
+            if not isinstance(found, Path):
+                self.send(404, "text/plain; charset=utf-8", b"Not found\n", head)
+                return
+        kind = SPECIAL_TYPES.get(found.name) or CONTENT_TYPES.get(
+            found.suffix, "application/octet-stream")
+        if found.suffix == ".html":
+            body = inject(body, reload_snippet(state))
+        self.send(200, kind, body, head)
+
+    def send(self, status: int, kind: str, body: bytes, head: bool) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Cache-Control", "no-store")
+        self.end_headers()
+        if not head:
+            self.wfile.write(body)
+
+    def stream_events(self) -> None:
+        state = self.state
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+        self.send_header("Cache-Control", "no-store")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.close_connection = True
+        token = ""
+        try:
+            self.wfile.write(b"retry: 300\n\n")
+            while not state.closing:
+                current = state.wait_for_change(token, timeout=15)
+                if current != token:
+                    self.wfile.write(f"data: {current}\n\n".encode())
+                    token = current
+                else:
+                    self.wfile.write(b": keep-alive\n\n")
+                self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            return
+
+
+
 def make_handler(state: SiteState) -> type[BaseHTTPRequestHandler]:
     """A request handler class bound to one server's state."""
-
-    class Handler(BaseHTTPRequestHandler):
-        server_version = "desk-serve"
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-            pass  # one line per rebuild is what editors want to see, not every request
-
-        def do_HEAD(self) -> None:  # noqa: N802
-            self.respond(head=True)
-
-        def do_GET(self) -> None:  # noqa: N802
-            if urlsplit(self.path).path == EVENTS_PATH:
-                self.stream_events()
-            else:
-                self.respond(head=False)
-
-        def respond(self, head: bool) -> None:
-            root = state.folder
-            if not state.has_site:
-                self.send(200 if state.errors else 503, CONTENT_TYPES[".html"],
-                          inject(_NO_SITE.encode(), reload_snippet(state)), head)
-                return
-            status, found = resolve_request_path(root, self.path)
-            if status == 301:
-                self.send_response(301)
-                self.send_header("Location", str(found))
-                self.send_header("Content-Length", "0")
-                self.send_header("Cache-Control", "no-store")
-                self.end_headers()
-                return
-            if status == 400:
-                self.send(400, "text/plain; charset=utf-8", b"Bad request\n", head)
-                return
-            if status == 404 or not isinstance(found, Path):
-                page = root / "404.html"
-                body = page.read_bytes() if page.is_file() else b"Not found\n"
-                self.send(404, CONTENT_TYPES[".html"], inject(body, reload_snippet(state)), head)
-                return
-            try:
-                with state.files:
-                    body = found.read_bytes()
-            except OSError:
-                # The site was swapped between resolving and reading: try once more.
-                with state.files:
-                    status, found = resolve_request_path(root, self.path)
-                    body = found.read_bytes() if isinstance(found, Path) else b""
-                if not isinstance(found, Path):
-                    self.send(404, "text/plain; charset=utf-8", b"Not found\n", head)
-                    return
-            kind = SPECIAL_TYPES.get(found.name) or CONTENT_TYPES.get(
-                found.suffix, "application/octet-stream")
-            if found.suffix == ".html":
-                body = inject(body, reload_snippet(state))
-            self.send(200, kind, body, head)
-
-        def send(self, status: int, kind: str, body: bytes, head: bool) -> None:
-            self.send_response(status)
-            self.send_header("Content-Type", kind)
-            self.send_header("Content-Length", str(len(body)))
-            self.send_header("Cache-Control", "no-store")
-            self.end_headers()
-            if not head:
-                self.wfile.write(body)
-
-        def stream_events(self) -> None:
-            self.send_response(200)
-            self.send_header("Content-Type", "text/event-stream; charset=utf-8")
-            self.send_header("Cache-Control", "no-store")
-            self.send_header("Connection", "close")
-            self.end_headers()
-            self.close_connection = True
-            token = ""
-            try:
-                self.wfile.write(b"retry: 300\n\n")
-                while not state.closing:
-                    current = state.wait_for_change(token, timeout=15)
-                    if current != token:
-                        self.wfile.write(f"data: {current}\n\n".encode())
-                        token = current
-                    else:
-                        self.wfile.write(b": keep-alive\n\n")
-                    self.wfile.flush()
-            except (BrokenPipeError, ConnectionResetError):
-                return
-
-    return Handler
+    return type("BoundHandler", (Handler,), {"state": state})
 
 
 class DevServer:
@@ -249,13 +255,13 @@ class DevServer:
     def __init__(
         self,
         load: Callable[[str], Config],
-        host: str,
-        port: int,
+        address: tuple[str, int],
         now: datetime | None,
         future: bool,
         echo: Callable[[str], None],
         project_file: Path | None = None,
     ) -> None:
+        host, port = address
         self._load = load
         self._project_file = project_file
         self._now = now

@@ -72,7 +72,7 @@ class UnitFiles(Protocol):
 
 @dataclass(frozen=True)
 class Spare:
-    """What the build memory knows of the spare folder: its site id and its files, by
+    """What the build cache knows of the spare folder: its site id and its files, by
     unit (each with the key it was rendered under) and loose."""
 
     site_id: str
@@ -188,7 +188,7 @@ class FilePool:
 class Staging:
     """A folder to write a site into; swap_in() makes it the output folder.
 
-    The folder is fresh, or — given what the build memory knows of the spare folder (the
+    The folder is fresh, or — given what the build cache knows of the spare folder (the
     site before the current one, left by the last swap) — the spare itself, recycled: its
     units whose keys are unchanged stay where they are, the others are replaced (never
     written through, as files may be hard links shared with the live site), and files the
@@ -216,7 +216,7 @@ class Staging:
         self._pool = FilePool(self.path, replace=self._spare is not None)
 
     def _adopt_spare(self, spare: Spare | None) -> Spare | None:
-        """Take the spare folder as the staging folder if the memory describes it."""
+        """Take the spare folder as the staging folder if the build cache describes it."""
         folder = spare_path(self.out_dir)
         if not folder.is_dir() or folder.is_symlink():
             return None

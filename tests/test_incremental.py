@@ -11,8 +11,8 @@ from conftest import tree
 from storygen import REPO, make_corpus, make_story, write_story
 
 from desk.build import build
-from desk.catalog import Clock
 from desk.cache import BuildCache
+from desk.catalog import Clock
 from desk.config import load_config
 
 NOW = datetime(2026, 11, 11, tzinfo=UTC)

@@ -33,7 +33,7 @@ def server(tmp_path: Path) -> Iterator[DevServer]:
         return load_config(REPO / "pyproject.toml", {"content_dir": content,
                                                      "base_url": base_url})
 
-    dev = DevServer(load, "127.0.0.1", 0, NOW, False, lines.append)
+    dev = DevServer(load, ("127.0.0.1", 0), NOW, False, lines.append)
     dev.lines = lines  # type: ignore[attr-defined]
     assert dev.rebuild("start") is not None
     dev.start()

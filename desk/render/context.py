@@ -55,15 +55,15 @@ class Unit:
     """Files rendered together and kept or replaced together, with what they depend on.
 
     `inputs` are every input of the files besides the site key; None means the files are
-    rendered on every build (cheap, or depending on the clock). `remember` marks inputs
-    that are short and recur from build to build (worth remembering by a long-running
+    rendered on every build (cheap, or depending on the clock). `recurring` marks inputs
+    that are short and recur from build to build (worth caching in a long-running
     process).
     """
 
     id: str
     inputs: tuple[str, ...] | None
     render: Callable[[], list[Output]]
-    remember: bool = False
+    recurring: bool = False
 
 
 Units = Iterator[Unit]

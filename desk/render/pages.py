@@ -268,7 +268,7 @@ def newsroom_units(ctx: RenderContext) -> Units:
         for page in newsroom_slices(ctx, group):
             inputs = members_inputs(ctx, page.path, "newsroom.html", page.items, group.title,
                                     f"{page.number}/{page.total}")
-            yield Unit(page.path, inputs, _newsroom_page(ctx, group, page), remember=True)
+            yield Unit(page.path, inputs, _newsroom_page(ctx, group, page), recurring=True)
 
 
 def _newsroom_page(ctx: RenderContext, group: Group,
@@ -358,7 +358,7 @@ def edition_units(ctx: RenderContext) -> Units:
         path = urls.edition_path(group.key)
         inputs = members_inputs(ctx, path, "edition.html", group.stories,
                                 older.key if older else "", newer.key if newer else "")
-        yield Unit(path, inputs, _edition_page(ctx, group, older, newer), remember=True)
+        yield Unit(path, inputs, _edition_page(ctx, group, older, newer), recurring=True)
 
 
 def _edition_page(ctx: RenderContext, group: Group, older: Group | None,

@@ -236,7 +236,7 @@ def _related(related: tuple[tuple[str, str], ...], base: str | None, catalog: Ca
     return views
 
 
-def story_signature(item: LoadedStory, catalog: Catalog, config: Config) -> str:
+def story_page_inputs(item: LoadedStory, catalog: Catalog, config: Config) -> str:
     """What a story page depends on beyond its own file and the templates: its newsroom's
     title and where its related links lead."""
     summary = item.summary
