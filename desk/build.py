@@ -157,7 +157,8 @@ def _build(config: Config, clock: Clock, target: Target, cache: BuildCache,
     ledger = Ledger(cache.state.units_of(writer.previous_id), writer)
     try:
         assets = collect_assets(config.static_dir)
-        ctx = render_context(catalog, config, clock, cache.session, assets)
+        ctx = replace(render_context(catalog, config, clock, cache.session, assets),
+                      parsed=inspection.parsed)
         keys = KeyMaker(site_key(config, (a.path for a in assets)),
                         cache.session.keys if cache.session is not None else None)
         render_site(ctx, Plan(keys, ledger, writer), assets, cache.session, workers)

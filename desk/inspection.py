@@ -7,7 +7,8 @@ then the rules across stories run.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
@@ -15,11 +16,13 @@ from desk.cache import Inspected, InspectionCache, file_stat
 from desk.checks import check_across, check_story
 from desk.config import Config
 from desk.findings import Finding, sort_findings
-from desk.loader import LoadedStory, layout_warnings, load_story_file, story_files
+from desk.loader import LoadedStory, ParsedStory, layout_warnings, parse_story_file, story_files
 from desk.parallel import map_forked
 
 # Below this many files to parse, forking costs more than it saves.
 PARALLEL_MIN_FILES = 200
+# Parsed stories kept for rendering at most (a few changed files; never the archive).
+KEEP_PARSED = 500
 
 
 @dataclass(frozen=True)
@@ -28,6 +31,8 @@ class Inspection:
 
     stories: tuple[LoadedStory, ...]
     findings: tuple[Finding, ...]
+    # The files this process parsed, by path, so their pages need not parse them again.
+    parsed: Mapping[str, ParsedStory] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -44,7 +49,8 @@ def inspect_content(config: Config, cache: InspectionCache | None = None,
                                        "content folder not found"),))
     findings: list[Finding] = []
     paths = story_files(content, findings)
-    results = _inspect_files(paths, config, cache, jobs)
+    parsed: dict[str, ParsedStory] = {}
+    results = _inspect_files(paths, config, cache, jobs, parsed)
     loaded: list[LoadedStory] = []
     for path in paths:
         item, own = results[path]
@@ -52,12 +58,13 @@ def inspect_content(config: Config, cache: InspectionCache | None = None,
         if item is not None:
             loaded.append(item)
     findings += check_across(loaded, config)
-    return Inspection(tuple(loaded), tuple(sort_findings(findings)))
+    return Inspection(tuple(loaded), tuple(sort_findings(findings)), parsed)
 
 
 def _inspect_files(paths: list[str], config: Config, cache: InspectionCache | None,
-                   jobs: int) -> dict[str, Inspected]:
-    """Each file's inspection: recalled when unchanged, else done (forked when many)."""
+                   jobs: int, parsed: dict[str, ParsedStory]) -> dict[str, Inspected]:
+    """Each file's inspection: recalled when unchanged, else done (forked when many);
+    the stories parsed in this process are kept in `parsed` when they are few."""
     results: dict[str, Inspected] = {}
     todo: list[tuple[str, tuple[int, int, int] | None]] = []
     for path in paths:
@@ -67,8 +74,10 @@ def _inspect_files(paths: list[str], config: Config, cache: InspectionCache | No
             todo.append((path, stat))
         else:
             results[path] = recalled
-    fresh = map_forked(partial(inspect_file, config=config), [p for p, _ in todo],
-                       jobs if len(todo) >= PARALLEL_MIN_FILES else 1)
+    workers = jobs if len(todo) >= PARALLEL_MIN_FILES else 1
+    keep = parsed if workers == 1 and len(todo) <= KEEP_PARSED else None
+    fresh = map_forked(partial(inspect_file, config=config, keep=keep), [p for p, _ in todo],
+                       workers)
     for (path, stat), result in zip(todo, fresh, strict=True):
         results[path] = result
         if cache is not None:
@@ -76,13 +85,17 @@ def _inspect_files(paths: list[str], config: Config, cache: InspectionCache | No
     return results
 
 
-def inspect_file(path: str, config: Config) -> Inspected:
-    """One file: parsed, validated and checked on its own (nothing across stories)."""
+def inspect_file(path: str, config: Config, keep: dict[str, ParsedStory] | None = None
+                 ) -> Inspected:
+    """One file: parsed, validated and checked on its own (nothing across stories); the
+    parsed story is added to `keep` when given."""
     findings: list[Finding] = []
-    loaded = load_story_file(Path(path), findings)
-    if loaded is None:
+    parsed = parse_story_file(Path(path), findings)
+    if parsed is None:
         return None, tuple(findings)
-    story, sha256 = loaded
+    if keep is not None:
+        keep[path] = parsed
+    story = parsed.story
     findings += layout_warnings(path, story, config)
     findings += check_story(path, story, config)
-    return LoadedStory.of(path, story, sha256), tuple(findings)
+    return LoadedStory.of(path, story, parsed.digest), tuple(findings)

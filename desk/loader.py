@@ -175,8 +175,18 @@ def story_files(content: Path, findings: list[Finding]) -> list[str]:
     return sorted(found)
 
 
-def load_story_file(path: Path, findings: list[Finding]) -> tuple[Story, str] | None:
-    """Parse and validate one file; append its findings; the story and its sha256 if valid."""
+@dataclass(frozen=True)
+class ParsedStory:
+    """A valid story file's model, the JSON it was validated from (whose key order is
+    index.json's) and the sha256 of its bytes."""
+
+    story: Story
+    data: dict[str, Any]
+    digest: str
+
+
+def parse_story_file(path: Path, findings: list[Finding]) -> ParsedStory | None:
+    """Parse and validate one file; append its findings; the parsed story if valid."""
     shown = _display(path)
     try:
         raw_bytes = path.read_bytes()
@@ -189,7 +199,13 @@ def load_story_file(path: Path, findings: list[Finding]) -> tuple[Story, str] | 
     story = validate_story(data, shown, findings)
     if story is None:
         return None
-    return story, hashlib.sha256(raw_bytes).hexdigest()
+    return ParsedStory(story, data, hashlib.sha256(raw_bytes).hexdigest())
+
+
+def load_story_file(path: Path, findings: list[Finding]) -> tuple[Story, str] | None:
+    """Parse and validate one file; append its findings; the story and its sha256 if valid."""
+    parsed = parse_story_file(path, findings)
+    return None if parsed is None else (parsed.story, parsed.digest)
 
 
 def parse_json(raw: bytes, shown: str, findings: list[Finding]) -> Any:

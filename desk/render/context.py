@@ -11,11 +11,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from jinja2 import Environment
 
 from desk.catalog import Catalog
 from desk.config import Config
+from desk.loader import LoadedStory, ParsedStory, read_story
+from desk.models import Story
 from desk.prose import Prose
 from desk.render import Output
 from desk.render.templates import SiteContext
@@ -44,6 +47,16 @@ class RenderContext:
     prose: Prose
     now: datetime
     stories: StoryResults = field(default_factory=StoryResults)
+    # Stories the inspection parsed in this process, by file path (see read).
+    parsed: Mapping[str, ParsedStory] = field(default_factory=dict)
+
+    def read(self, item: LoadedStory) -> tuple[Story, dict[str, Any]]:
+        """A story's model and parsed JSON: as inspected, or read from its file again
+        (raising ContentChanged when its bytes are no longer the inspected ones)."""
+        parsed = self.parsed.get(item.path)
+        if parsed is not None and parsed.digest == item.digest:
+            return parsed.story, parsed.data
+        return read_story(item)
 
     def story_key(self, path: str, fallback: str) -> str:
         """A story's unit key (its file digest when it has none)."""

@@ -18,7 +18,7 @@ from jinja2 import Environment
 from desk import urls
 from desk.catalog import Catalog
 from desk.config import Config
-from desk.loader import LoadedStory, read_story
+from desk.loader import LoadedStory
 from desk.render import Output
 from desk.render.context import RenderContext, Unit, Units
 from desk.render.json import encode
@@ -96,7 +96,7 @@ def story_entry(ctx: RenderContext, item: LoadedStory) -> Entry:
     key = ctx.story_key(item.url_path, item.digest)
     found = ctx.stories.entries.get(key)
     if not isinstance(found, Entry):
-        found = make_entry(story_view(read_story(item)[0], ctx.catalog, ctx.config, ctx.prose),
+        found = make_entry(story_view(ctx.read(item)[0], ctx.catalog, ctx.config, ctx.prose),
                            ctx.env)
         ctx.stories.entries[key] = found
     return found

@@ -8,7 +8,7 @@ from typing import Any
 
 from desk import urls
 from desk.config import Config
-from desk.loader import LoadedStory, read_story
+from desk.loader import LoadedStory
 from desk.models import Story
 from desk.render import Output
 from desk.render.context import RenderContext
@@ -80,7 +80,7 @@ def render_story(story: Story, raw: dict[str, Any] | None, ctx: RenderContext
 def render_story_unit(item: LoadedStory, key: str, ctx: RenderContext, wanted: Wanted
                       ) -> tuple[list[Output], RenderedStory]:
     """A story's files, read from its file, and the record the build keeps of them."""
-    outputs, view = render_story(*read_story(item), ctx)
+    outputs, view = render_story(*ctx.read(item), ctx)
     path = item.url_path
     markdown = outputs[1].data if path in wanted.markdown else None
     entry = make_entry(view, ctx.env) if path in wanted.entries else None
@@ -95,7 +95,7 @@ def story_markdown(item: LoadedStory, ctx: RenderContext) -> bytes:
     captured = ctx.stories.markdown.get(item.url_path)
     if captured is not None:
         return captured
-    story, _ = read_story(item)
+    story, _ = ctx.read(item)
     view = story_view(story, ctx.catalog, ctx.config, ctx.prose)
     markdown = ctx.env.get_template("story.md.jinja").render(
         view=view, page=story_meta(view, ctx.config), site=ctx.site)
