@@ -22,7 +22,7 @@ from jinja2 import Environment, TemplateError
 
 from desk import urls
 from desk.assets import Asset, collect_assets
-from desk.cache import BuildCache, Ledger, ParseCache, digest, folder_fingerprint, memo_digest
+from desk.cache import BuildCache, Ledger, ParseCache, digest, memo_digest
 from desk.catalog import Catalog, build_catalog, paginate
 from desk.checks import inspect_content
 from desk.config import Config
@@ -33,6 +33,7 @@ from desk.parallel import (
     RenderFailed,
     changed_finding,
     collect,
+    fork_safe,
     rendered,
     start_workers,
     stop_workers,
@@ -43,6 +44,7 @@ from desk.render.pages import render_site_pages
 from desk.render.story import render_story
 from desk.render.templates import make_environment, site_context, template_finding
 from desk.render.view import story_signature
+from desk.theme import templates_fingerprint
 from desk.urls import relative_file
 from desk.writer import SiteWriter, Spare, Staging, WriteError
 
@@ -119,6 +121,7 @@ def build(
     # A build makes no reference cycles worth collecting, while the collector's scans of
     # the tens of thousands of objects a large site keeps alive (summaries, the build
     # memory) cost up to a third of a rebuild; reference counting frees the rest.
+    jobs = jobs if fork_safe() else 1  # workers are forked: only where that is safe
     collecting = gc.isenabled()
     gc.disable()
     try:
@@ -266,7 +269,7 @@ def render_outputs(
     env = _environment(config, memory)
     prose = Prose()
     site = site_context(config, {a.name: urls.href(config, a.path) for a in assets})
-    base = digest(DESK_VERSION, folder_fingerprint(config.templates_dir),
+    base = digest(DESK_VERSION, templates_fingerprint(config.templates_dir),
                   *(a.path for a in assets),
                   config.model_dump_json(exclude={"output_dir", "content_dir", "cache_dir",
                                                   "templates_dir", "static_dir"}))
