@@ -118,10 +118,10 @@ def build(
     `progress(done, total)` is told how rendering goes, story by story. `writer` makes
     the object that puts files in place (default: a staging folder swapped in whole).
     """
+    jobs = jobs if fork_safe() else 1  # workers are forked: only where that is safe
     # A build makes no reference cycles worth collecting, while the collector's scans of
     # the tens of thousands of objects a large site keeps alive (summaries, the build
     # memory) cost up to a third of a rebuild; reference counting frees the rest.
-    jobs = jobs if fork_safe() else 1  # workers are forked: only where that is safe
     collecting = gc.isenabled()
     gc.disable()
     try:

@@ -169,3 +169,17 @@ def test_scaffold_pins_no_desk_it_cannot_reach(tmp_path: Path) -> None:
     assert [line for line in pins.splitlines() if line and not line.startswith("#")] == []
     with pytest.raises(ScaffoldError):
         scaffold(tmp_path / "site", "https://x.example")
+
+
+def test_serve_quiet_keeps_problems_and_drops_good_rebuilds(capsys: pytest.CaptureFixture[str]
+                                                            ) -> None:
+    from desk.cli import NORMAL, QUIET, serve_echo
+
+    good = "changed content/x.json: built 3 stories, 0 warning(s) in 0.10 s"
+    bad = "content/x.json: /headline: [schema] field required"
+    failed = "changed content/x.json: build failed with 1 error(s) in 0.10 s; still serving"
+    for line in (good, bad, failed):
+        serve_echo(QUIET)(line)
+    assert capsys.readouterr().err.splitlines() == [bad, failed]
+    serve_echo(NORMAL)(good)
+    assert capsys.readouterr().err.splitlines() == [good]
