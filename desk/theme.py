@@ -52,10 +52,12 @@ class OverridingLoader(BaseLoader):
         self._folders = folders
 
     def list_templates(self) -> list[str]:
+        """Every template name any folder provides."""
         return sorted({name for loader in self.loaders for name in loader.list_templates()})
 
     def get_source(self, environment: Environment, template: str
                    ) -> tuple[str, str | None, Callable[[], bool] | None]:
+        """The source of the first folder's file of this name."""
         for loader in self.loaders:
             try:
                 source, filename, uptodate = loader.get_source(environment, template)
