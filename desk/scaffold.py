@@ -96,8 +96,8 @@ def requirements_text() -> str:
     """requirements.txt: the desk the publish workflow installs, this one if it can."""
     line = desk_requirement()
     if line is None:
-        return ("# The desk the publish workflow installs, pinned. This desk was installed from\n"
-                "# a local file, which the workflow cannot reach: name its release here, e.g.\n"
+        return ("# The desk the publish workflow installs, pinned. This desk runs from a local\n"
+                "# folder or file, which the workflow cannot reach: name its release here, e.g.\n"
                 "# desk @ git+https://github.com/OWNER/desk@v0.1.0\n")
     return f"# The desk the publish workflow installs, pinned.\n{line}\n"
 
