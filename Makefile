@@ -4,15 +4,30 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 ARGS ?=
+# Every dependency pinned with its hashes: desk's own (the publish workflow installs these)
+# and, with the test tools, what `make` installs into .venv. `make lock` updates both.
+LOCK := requirements.lock
+TEST_LOCK := requirements-test.lock
 
-.PHONY: build serve test check lint golden bench fuzz screenshots clean
+.PHONY: build serve test check lint golden bench fuzz screenshots clean lock
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml $(TEST_LOCK)
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "desk needs Python 3.11 or newer")'
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet --require-hashes -r $(TEST_LOCK)
+	$(BIN)/python -m pip install --quiet --no-deps -e .
 	@touch $(STAMP)
+
+# Pins for every supported Python and platform. Keeps the current pins where it can;
+# `make lock ARGS=--upgrade` takes the newest releases pyproject.toml allows.
+COMPILE = $(BIN)/uv pip compile pyproject.toml --universal --python-version 3.11 \
+	--generate-hashes --quiet $(ARGS)
+lock:
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet uv
+	$(COMPILE) -o $(LOCK)
+	$(COMPILE) --extra test -c $(LOCK) -o $(TEST_LOCK)
 
 build: $(STAMP)
 	$(BIN)/desk build $(ARGS)
@@ -26,6 +41,7 @@ check: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check desk tests bench
 	$(BIN)/mypy
+	$(BIN)/actionlint .github/workflows/*.yml desk/starter/publish.yml
 
 test: lint
 	$(BIN)/python -m pytest -q $(ARGS)

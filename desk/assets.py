@@ -1,10 +1,13 @@
-"""Static assets: the files of static/, with content hashes in the names of CSS and JS."""
+"""Static assets: desk's static files and the site's own (which win, file by file), with
+content hashes in the names of CSS and JS."""
 
 from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
+
+from desk.theme import static_files
 
 # Assets whose names carry a content hash, so pages can ask browsers to cache them forever.
 _FINGERPRINTED = (".css", ".js")
@@ -21,15 +24,10 @@ class Asset:
 
 
 def collect_assets(static_dir: Path) -> tuple[Asset, ...]:
-    """Every non-hidden file below static_dir, in a stable order."""
-    if not static_dir.is_dir():
-        return ()
+    """Every non-hidden file of desk's static folder and of the site's (static_dir), the
+    site's winning for a name both have, in a stable order."""
     assets = []
-    for source in sorted(static_dir.rglob("*")):
-        relative = source.relative_to(static_dir)
-        if any(part.startswith(".") for part in relative.parts) or not source.is_file():
-            continue
-        name = relative.as_posix()
+    for name, source in static_files(static_dir).items():
         published = name
         if source.suffix in _FINGERPRINTED:
             digest = hashlib.sha256(source.read_bytes()).hexdigest()[:10]

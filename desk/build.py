@@ -38,7 +38,14 @@ from desk.inspection import inspect_content
 from desk.keys import KeyMaker, check_key, site_key
 from desk.ledger import Ledger
 from desk.loader import ContentChanged, LoadedStory
-from desk.parallel import RenderFailed, RenderUnit, collect, start_workers, stop_workers
+from desk.parallel import (
+    RenderFailed,
+    RenderUnit,
+    collect,
+    fork_safe,
+    start_workers,
+    stop_workers,
+)
 from desk.prose import Prose
 from desk.render import Output
 from desk.render.context import RenderContext, StoryResults, Units
@@ -125,6 +132,7 @@ def build(
     """
     target = target or RecycledSpare(config.output_dir)
     cache = cache or BuildCache.saved_for(config.cache_dir, target.out_dir)
+    jobs = jobs if fork_safe() else 1  # workers are forked: only where that is safe
     # A build makes no reference cycles worth collecting, while the collector's scans of
     # the tens of thousands of objects a large site keeps alive cost up to a third of a
     # rebuild; reference counting frees the rest.
@@ -166,7 +174,8 @@ def _build(config: Config, clock: Clock, target: Target, cache: BuildCache,
         if config.search:
             findings += index_search(ledger, writer)
             timer.lap("search")
-        writer.swap_in(ledger.site_id())
+        site_id = ledger.site_id()
+        writer.swap_in(site_id)
         timer.lap("write")
     except BaseException as exc:
         writer.discard()
@@ -177,7 +186,7 @@ def _build(config: Config, clock: Clock, target: Target, cache: BuildCache,
             cache.forget()  # the next build starts afresh
         return BuildReport(False, (failure, *findings), timings=timer.timings)
     cache.state.advance(writer.previous_id, ledger.units, writer.loose_files(ledger.files()),
-                        ledger.site_id())
+                        site_id)
     cache.save()
     return BuildReport(ok=True, findings=tuple(findings), published=catalog.published,
                        held=catalog.held, files=writer.files, bytes=writer.bytes,

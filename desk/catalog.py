@@ -11,6 +11,7 @@ from desk.config import Config
 from desk.loader import LoadedStory
 
 T = TypeVar("T")
+EPOCH = datetime.fromisoformat("1970-01-01T00:00:00+00:00")
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,7 @@ class Catalog:
     newsrooms: tuple[Group, ...]
     editions: tuple[Group, ...]
     by_path: dict[str, LoadedStory] = field(repr=False)
+    last_modified: datetime = EPOCH  # of any published story
     edition_index: dict[str, int] = field(repr=False, default_factory=dict)
     newsroom_index: dict[str, Group] = field(repr=False, default_factory=dict)
 
@@ -130,6 +132,7 @@ def build_catalog(stories: tuple[LoadedStory, ...], config: Config, clock: Clock
         newsrooms=newsrooms,
         editions=editions,
         by_path={s.url_path: s for s in published},
+        last_modified=max((s.summary.modified_at for s in published), default=EPOCH),
         edition_index={g.key: i for i, g in enumerate(editions)},
         newsroom_index={g.key: g for g in newsrooms},
     )

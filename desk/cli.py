@@ -1,4 +1,5 @@
-"""The `desk` command: reads flags, makes a Config, calls build, check or serve.
+"""The `desk` command: reads flags, makes a Config, calls build, check or serve; or makes
+a new site (init).
 
 Exit status: 0 ok, 1 content errors, 2 usage errors.
 """
@@ -7,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import time
 import webbrowser
@@ -20,13 +22,17 @@ import click
 from desk.build import BuildReport, build
 from desk.cache import BuildCache
 from desk.catalog import Clock
-from desk.config import Config, ConfigError, find_project_file, load_config
+from desk.config import CONFIG_FILE, Config, ConfigError, find_project_file, load_config
 from desk.findings import Finding
 from desk.inspection import inspect_content
 from desk.linkcheck import check_links
+from desk.parallel import MAX_JOBS, default_jobs, fork_safe
 from desk.report import report_data, report_markdown
+from desk.scaffold import ScaffoldError, scaffold
 from desk.serve import DevServer, ServeError
 from desk.target import FreshStaging, RecycledSpare
+
+QUIET, NORMAL, VERBOSE = -1, 0, 1
 
 
 class IsoDatetime(click.ParamType):  # type: ignore[type-arg]
@@ -55,15 +61,34 @@ def content_option(f: Any) -> Any:
 def config_option(f: Any) -> Any:
     return click.option("--config", "config_file", type=click.Path(path_type=Path,
                         exists=True, dir_okay=False),
-                        help="pyproject.toml to read [tool.desk] from.")(f)
+                        help=f"{CONFIG_FILE}, or a pyproject.toml with [tool.desk], to read "
+                        "(default: the nearest one, from here upwards).")(f)
 
 
-def make_config(config_file: Path | None, **overrides: Any) -> Config:
+def verbosity_options(f: Any) -> Any:
+    """-q and -v: how much a command prints (problems always)."""
+    f = click.option("-v", "--verbose", is_flag=True, help="Print more: settings file, "
+                     "timings, processes.")(f)
+    return click.option("-q", "--quiet", is_flag=True, help="Print only problems.")(f)
+
+
+def verbosity(quiet: bool, verbose: bool) -> int:
+    """QUIET, NORMAL or VERBOSE; both flags at once are a usage error."""
+    if quiet and verbose:
+        raise click.UsageError("-q and -v cannot be used together")
+    return QUIET if quiet else VERBOSE if verbose else NORMAL
+
+
+def make_config(config_file: Path | None, level: int = NORMAL, **overrides: Any) -> Config:
     """Load the configuration or exit with status 2 and a clear message."""
     try:
-        return load_config(config_file, overrides)
+        config = load_config(config_file, overrides)
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from None
+    if level >= VERBOSE:
+        source = config_file or find_project_file(Path.cwd())
+        click.echo(f"Settings: {source or 'none (flags only)'}", err=True)
+    return config
 
 
 def echo_findings(findings: list[Finding] | tuple[Finding, ...], with_code: bool = False) -> None:
@@ -72,10 +97,14 @@ def echo_findings(findings: list[Finding] | tuple[Finding, ...], with_code: bool
         click.echo(finding.format(with_code=with_code), err=True)
 
 
-@click.group()
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="desk")
 def main() -> None:
-    """desk: build the Hanging Context site from story files."""
+    """desk: a static site generator for news desks that publish source-cited stories.
+
+    Start a site with `desk init DIR`, preview it with `desk serve`, publish with
+    `desk build`.
+    """
 
 
 @main.command("build")
@@ -84,8 +113,9 @@ def main() -> None:
 @click.option("--base-url", help="Absolute URL the site is published at.")
 @click.option("--now", type=IsoDatetime(), help="Build time (default: now, UTC).")
 @click.option("--future", is_flag=True, help="Publish stories dated after --now too.")
-@click.option("--jobs", type=click.IntRange(1, 64), default=os.cpu_count() or 1,
-              show_default="the number of cores", help="Processes rendering stories.")
+@click.option("--jobs", type=click.IntRange(1, MAX_JOBS, clamp=True),
+              show_default=f"the number of cores, at most {MAX_JOBS}",
+              help="Processes rendering stories (forked on Linux; one process elsewhere).")
 @click.option("--no-cache", is_flag=True, help="Build from scratch; neither read nor save "
               "the build cache.")
 @click.option("--no-search", is_flag=True, help="Skip the search index and page.")
@@ -94,14 +124,18 @@ def main() -> None:
 @click.option("--report", "report_file", type=click.Path(path_type=Path, dir_okay=False),
               help="Write a JSON publish report here (also when the build is refused).")
 @config_option
+@verbosity_options
 def build_command(content: Path | None, out: Path | None, base_url: str | None,
-                  now: datetime | None, future: bool, jobs: int, no_cache: bool,
+                  now: datetime | None, future: bool, jobs: int | None, no_cache: bool,
                   no_search: bool, cache_dir: Path | None, report_file: Path | None,
-                  config_file: Path | None) -> None:
+                  config_file: Path | None, quiet: bool, verbose: bool) -> None:
     """Build the site into the output folder, replacing it only when the build succeeds."""
-    config = make_config(config_file, content_dir=content, output_dir=out, base_url=base_url,
-                         search=False if no_search else None, cache_dir=cache_dir)
-    bar = ProgressBar(sys.stderr)
+    level = verbosity(quiet, verbose)
+    config = make_config(config_file, level, content_dir=content, output_dir=out,
+                         base_url=base_url, search=False if no_search else None,
+                         cache_dir=cache_dir)
+    jobs = jobs or default_jobs()
+    bar = ProgressBar(sys.stderr if level > QUIET else None)
     out = config.output_dir
     # --no-cache: a build from nothing into a fresh folder, remembering nothing.
     target = FreshStaging(out) if no_cache else RecycledSpare(out)
@@ -109,19 +143,23 @@ def build_command(content: Path | None, out: Path | None, base_url: str | None,
     report = build(config, Clock(now or datetime.now(UTC), future), target, cache, jobs,
                    bar.update)
     bar.finish()
-    echo_findings(report.findings)
+    echo_findings(report.findings if level > QUIET else report.errors)
     write_reports(report, report_file)
     if not report.ok:
         click.echo(f"Build failed: {len(report.errors)} error(s); "
                    f"{config.output_dir} was left as it was.", err=True)
         sys.exit(1)
-    click.echo(summary(report))
+    if level > QUIET:
+        click.echo(summary(report))
+    if level >= VERBOSE:
+        click.echo(details(report, jobs), err=True)
 
 
 class ProgressBar:
     """A one-line bar on a terminal, shown only once a build has run for a second."""
 
     def __init__(self, stream: Any) -> None:
+        """A bar on stream (None: no bar at all)."""
         self._stream = stream
         self._started = time.monotonic()
         self._shown = False
@@ -179,6 +217,14 @@ def summary(report: BuildReport) -> str:
     return "\n".join(lines)
 
 
+def details(report: BuildReport, jobs: int) -> str:
+    """What -v adds: how the stories were rendered and where the time went."""
+    how = (f"up to {jobs} processes" if jobs > 1 and fork_safe() else
+           "one process" + ("" if jobs == 1 else f" (forking is not safe on {sys.platform})"))
+    stages = ", ".join(f"{stage} {seconds:.2f} s" for stage, seconds in report.timings.items())
+    return f"Rendered with {how}; {report.reused} unit(s) reused.\nTimings: {stages}"
+
+
 @main.command("check")
 @content_option
 @click.option("--strict", is_flag=True, help="Warnings fail too.")
@@ -188,10 +234,13 @@ def summary(report: BuildReport) -> str:
               exists=True), help="Check the internal links of a built site instead.")
 @click.option("--base-url", help="Base URL the built site was made for.")
 @config_option
+@verbosity_options
 def check_command(content: Path | None, strict: bool, fmt: str, links_dir: Path | None,
-                  base_url: str | None, config_file: Path | None) -> None:
+                  base_url: str | None, config_file: Path | None, quiet: bool,
+                  verbose: bool) -> None:
     """Check every story without writing anything (or, with --links, a built site)."""
-    config = make_config(config_file, content_dir=content, base_url=base_url)
+    level = verbosity(quiet, verbose)
+    config = make_config(config_file, level, content_dir=content, base_url=base_url)
     findings: Sequence[Finding]
     if links_dir is not None:
         findings = check_links(links_dir, config)
@@ -200,14 +249,16 @@ def check_command(content: Path | None, strict: bool, fmt: str, links_dir: Path 
         inspection = inspect_content(config)
         findings = inspection.findings
         checked = f"{len(inspection.stories)} stories"
+    shown = [f for f in findings if f.is_error or level > QUIET]
     if fmt == "json":
-        click.echo(json.dumps([f.as_dict() for f in findings], ensure_ascii=False, indent=2))
+        click.echo(json.dumps([f.as_dict() for f in shown], ensure_ascii=False, indent=2))
     else:
-        for finding in findings:
+        for finding in shown:
             click.echo(finding.format(with_code=True))
         errors = sum(f.is_error for f in findings)
-        click.echo(f"{checked} checked: {errors} error(s), "
-                   f"{len(findings) - errors} warning(s)", err=True)
+        if level > QUIET:
+            click.echo(f"{checked} checked: {errors} error(s), "
+                       f"{len(findings) - errors} warning(s)", err=True)
     failed = any(f.is_error for f in findings) or (strict and bool(findings))
     sys.exit(1 if failed else 0)
 
@@ -221,21 +272,26 @@ def check_command(content: Path | None, strict: bool, fmt: str, links_dir: Path 
 @click.option("--future", is_flag=True, help="Show stories dated in the future too.")
 @click.option("--open", "open_browser", is_flag=True, help="Open the site in a browser.")
 @config_option
+@verbosity_options
 def serve_command(content: Path | None, host: str, port: int, now: datetime | None,
-                  future: bool, open_browser: bool, config_file: Path | None) -> None:
+                  future: bool, open_browser: bool, config_file: Path | None, quiet: bool,
+                  verbose: bool) -> None:
     """Serve a live preview that rebuilds and reloads open pages on every save."""
+    level = verbosity(quiet, verbose)
+
     def load(base_url: str) -> Config:
         return load_config(config_file, {"content_dir": content, "base_url": base_url})
 
-    make_config(config_file, content_dir=content)  # a broken config is a usage error at start
+    # A broken config is a usage error at start (the preview has its own base URL).
+    make_config(config_file, level, content_dir=content, base_url="http://127.0.0.1")
     try:
-        server = DevServer(load, (host, port), now, future, lambda line: click.echo(line, err=True),
+        server = DevServer(load, (host, port), now, future, serve_echo(level),
                            config_file or find_project_file(Path.cwd()))
     except ServeError as exc:
         click.echo(f"desk serve: {exc}", err=True)
         sys.exit(1)
     try:
-        server.rebuild("start", jobs=os.cpu_count() or 1)  # no threads run yet: forking is safe
+        server.rebuild("start", jobs=default_jobs())  # no threads run yet: forking is safe
         server.start()
 
         def announce() -> None:  # once saves are being watched
@@ -249,3 +305,37 @@ def serve_command(content: Path | None, host: str, port: int, now: datetime | No
     finally:
         server.stop()
     click.echo("Stopped.", err=True)
+
+
+# The line desk serve prints after each good rebuild (left out by -q).
+_REBUILT = re.compile(r": built \d+ stor(y|ies), \d+ warning\(s\) in ")
+
+
+def serve_echo(level: int) -> Any:
+    """How desk serve prints its lines: with -q, only problems."""
+    def echo(line: str) -> None:
+        if level > QUIET or not _REBUILT.search(line):
+            click.echo(line, err=True)
+    return echo
+
+
+@main.command("init")
+@click.argument("folder", type=click.Path(path_type=Path, file_okay=False))
+@click.option("--base-url", required=True, help="Absolute URL the site will be published "
+              "at, e.g. https://news.example.org or https://OWNER.github.io/REPO.")
+@click.option("--title", help="The site's name (default: the host name of --base-url).")
+@verbosity_options
+def init_command(folder: Path, base_url: str, title: str | None, quiet: bool,
+                 verbose: bool) -> None:
+    """Start a new site in FOLDER: settings, an example story, a README and the publish
+    workflow."""
+    level = verbosity(quiet, verbose)
+    try:
+        written = scaffold(folder, base_url, title)
+    except ScaffoldError as exc:
+        raise click.UsageError(str(exc)) from None
+    if level >= VERBOSE:
+        for path in written:
+            click.echo(f"  {path}")
+    if level > QUIET:
+        click.echo(f"Started a site in {folder}. Next: cd {folder} && desk serve")

@@ -1,4 +1,5 @@
-"""Site configuration: `[tool.desk]` in pyproject.toml, overridden by CLI flags.
+"""Site configuration: a `desk.toml`, or `[tool.desk]` in pyproject.toml, overridden by CLI
+flags.
 
 The Config is frozen and passed explicitly to whatever needs it; desk has no module-level
 settings.
@@ -11,12 +12,22 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from desk.segments import check_segment
 
-# Where templates/ and static/ live when the project folder has none of its own.
-PACKAGE_ROOT = Path(__file__).resolve().parent.parent
+# A site's own configuration file; a pyproject.toml with a [tool.desk] table works too.
+CONFIG_FILE = "desk.toml"
+PYPROJECT = "pyproject.toml"
+BASE_URL_REQUIRED = ("required: the absolute URL the site is published at, "
+                     "e.g. https://news.example.org")
 
 
 class ConfigError(Exception):
@@ -28,14 +39,16 @@ class Config(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    base_url: str = "https://hangingcontext.com"
-    title: str = "Hanging Context"
+    # No default: a site that forgot it would publish someone else's URLs.
+    base_url: str
+    title: str = Field(default="", description="default: base_url's host name")
     description: str = "Agent-written, source-cited news."
     language: str = "en"
     content_dir: Path = Path("content")
     output_dir: Path = Path("public")
-    templates_dir: Path = PACKAGE_ROOT / "templates"
-    static_dir: Path = PACKAGE_ROOT / "static"
+    # The site's own templates and static files; each file overrides desk's of that name.
+    templates_dir: Path = Path("templates")
+    static_dir: Path = Path("static")
     cache_dir: Path = Path(".desk-cache")
     newsrooms: dict[str, str] = Field(default_factory=dict)
     page_size: int = Field(default=20, ge=1)
@@ -45,6 +58,16 @@ class Config(BaseModel):
     publication_name: str | None = None
     search: bool = True
     reuse: dict[str, str] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _title_from_host(cls, data: Any) -> Any:
+        if isinstance(data, dict) and not data.get("title") and isinstance(
+                data.get("base_url"), str):
+            host = urlsplit(data["base_url"]).hostname
+            if host:
+                data = {**data, "title": host}
+        return data
 
     @field_validator("base_url")
     @classmethod
@@ -75,9 +98,13 @@ class Config(BaseModel):
 
 
 def find_project_file(start: Path) -> Path | None:
-    """The nearest pyproject.toml with a [tool.desk] table, from start upwards."""
+    """The nearest desk.toml, or pyproject.toml with a [tool.desk] table, from start
+    upwards (in one folder, desk.toml first)."""
     for folder in (start, *start.parents):
-        candidate = folder / "pyproject.toml"
+        candidate = folder / CONFIG_FILE
+        if candidate.is_file():
+            return candidate
+        candidate = folder / PYPROJECT
         if candidate.is_file():
             try:
                 data = tomllib.loads(candidate.read_text(encoding="utf-8"))
@@ -88,10 +115,22 @@ def find_project_file(start: Path) -> Path | None:
     return None
 
 
+def _read_settings(project_file: Path) -> tuple[dict[str, Any], str]:
+    """The settings in a file and the prefix its keys are named with in messages: a
+    pyproject.toml's [tool.desk] table, or the whole of any other file (desk.toml)."""
+    try:
+        data = tomllib.loads(project_file.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"{project_file}: {exc}") from None
+    if project_file.name == PYPROJECT:
+        return dict(data.get("tool", {}).get("desk", {})), "tool.desk."
+    return data, ""
+
+
 def load_config(
     project_file: Path | None = None, overrides: dict[str, Any] | None = None
 ) -> Config:
-    """Read [tool.desk] from project_file (or the nearest one) and apply overrides.
+    """Read the settings of project_file (or of the nearest one) and apply overrides.
 
     Relative folders in the file are relative to the file's folder; those given as
     overrides are taken as they are (relative to the working directory).
@@ -99,37 +138,39 @@ def load_config(
     if project_file is None:
         project_file = find_project_file(Path.cwd())
     values: dict[str, Any] = {}
+    prefix = ""
     if project_file is not None:
-        try:
-            data = tomllib.loads(project_file.read_text(encoding="utf-8"))
-        except (OSError, tomllib.TOMLDecodeError) as exc:
-            raise ConfigError(f"{project_file}: {exc}") from None
-        values = dict(data.get("tool", {}).get("desk", {}))
+        values, prefix = _read_settings(project_file)
         root = project_file.parent
-        for key in ("content_dir", "output_dir", "templates_dir", "static_dir", "cache_dir"):
-            if key in values:
-                values[key] = _relative_to_cwd(root / values[key])
-        for key, folder in (("templates_dir", "templates"), ("static_dir", "static")):
-            if key not in values and (root / folder).is_dir():
-                values[key] = _relative_to_cwd(root / folder)
-        if "content_dir" not in values:
-            values["content_dir"] = _relative_to_cwd(root / "content")
-        if "output_dir" not in values:
-            values["output_dir"] = _relative_to_cwd(root / "public")
-        if "cache_dir" not in values:
-            values["cache_dir"] = _relative_to_cwd(root / ".desk-cache")
+        defaults = {"content_dir": "content", "output_dir": "public", "cache_dir": ".desk-cache",
+                    "templates_dir": "templates", "static_dir": "static"}
+        for key, folder in defaults.items():
+            given = values.get(key, folder)
+            if isinstance(given, str):  # anything else is reported by the validation
+                values[key] = _relative_to_cwd(root / given)
     for key, value in (overrides or {}).items():
         if value is not None:
             values[key] = value
     try:
         return Config.model_validate(values)
     except ValidationError as exc:
-        where = str(project_file) if project_file else "configuration"
-        lines = [
-            f"{where}: tool.desk.{'.'.join(str(p) for p in err['loc'])}: {_clean(err['msg'])}"
-            for err in exc.errors()
-        ]
-        raise ConfigError("\n".join(lines)) from None
+        raise ConfigError(_describe(exc, project_file, prefix)) from None
+
+
+def _describe(exc: ValidationError, project_file: Path | None, prefix: str) -> str:
+    """One line per problem: FILE: KEY: what is wrong."""
+    lines = []
+    for err in exc.errors():
+        key = ".".join(str(p) for p in err["loc"])
+        missing_url = err["type"] == "missing" and key == "base_url"
+        message = BASE_URL_REQUIRED if missing_url else _clean(err["msg"])
+        if project_file is None and missing_url:
+            lines.append(f"no {CONFIG_FILE} (or {PYPROJECT} with [tool.desk]) here or in a "
+                         f"parent folder: base_url is {message} (`desk init DIR` starts a "
+                         "site; --base-url gives it for one run)")
+        else:
+            lines.append(f"{project_file or 'configuration'}: {prefix}{key}: {message}")
+    return "\n".join(lines)
 
 
 def _relative_to_cwd(path: Path) -> Path:

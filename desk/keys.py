@@ -6,7 +6,7 @@ Glossary (used the same way in every module):
 - **stat**: a file's (mtime, size, inode): cheap, changes whenever its bytes do.
 - **key**: a hash of every input of a unit of work. Equal keys mean equal output.
 - **site key**: the part every render key shares: desk's code, its rendering libraries,
-  the templates, the static assets and the settings that pages show.
+  the templates (the site's and desk's own), the static assets and the settings that pages show.
 - **check key**: what a story file's findings depend on besides its bytes: desk's code,
   its libraries and the settings the checks read.
 
@@ -26,6 +26,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from desk.config import Config
+from desk.theme import template_folders
 
 # Libraries whose releases can change desk's output or findings.
 OUTPUT_LIBRARIES = ("jinja2", "markupsafe", "markdown-it-py", "mdurl", "pydantic",
@@ -78,8 +79,13 @@ def check_key(config: Config) -> str:
 
 def site_key(config: Config, asset_paths: Iterable[str]) -> str:
     """What every rendered page depends on besides its own inputs."""
-    return digest(code_fingerprint(), folder_fingerprint(config.templates_dir),
+    return digest(code_fingerprint(), templates_fingerprint(config.templates_dir),
                   *asset_paths, config.model_dump_json(exclude=_PLACES))
+
+
+def templates_fingerprint(site_templates: Path) -> str:
+    """A hash of every template a build may use: the site's overrides and desk's own."""
+    return digest(*(folder_fingerprint(f) for f in template_folders(site_templates)))
 
 
 class KeyMaker:

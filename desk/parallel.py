@@ -4,7 +4,8 @@ straight into the staging folder.
 Workers are forked after the catalog is built, so they inherit everything they need (the
 catalog, templates, config) without copying it; only a small record per story comes back.
 Forking is only used by the command-line build, never inside `desk serve` (a process with
-server threads), which renders in one process.
+server threads), which renders in one process; and only where forking is safe (fork_safe):
+elsewhere the same build runs in one process, with the same output.
 """
 
 from __future__ import annotations
@@ -12,7 +13,9 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import multiprocessing
+import os
 import signal
+import sys
 from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -39,11 +42,36 @@ class RenderFailed(Exception):
         self.finding = finding
 
 
+# More workers than this cost memory and start-up time without rendering any faster.
+MAX_JOBS = 64
+
+
+def fork_safe(platform: str | None = None) -> bool:
+    """Whether workers may be forked on this platform (default: this one): on Linux only.
+    Windows cannot fork; on macOS a forked child of a process that has used the system's
+    frameworks or threads may crash or hang."""
+    platform = sys.platform if platform is None else platform
+    return platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods()
+
+
+def default_jobs() -> int:
+    """One worker per core this process may run on, at most MAX_JOBS."""
+    process_cpu_count = getattr(os, "process_cpu_count", None)  # Python 3.13+
+    cores: int | None
+    if process_cpu_count is not None:
+        cores = process_cpu_count()
+    elif hasattr(os, "sched_getaffinity"):  # the cores this process may use (Linux)
+        cores = len(os.sched_getaffinity(0))
+    else:
+        cores = os.cpu_count()
+    return max(1, min(MAX_JOBS, cores or 1))
+
+
 def map_forked(func: Callable[[T], R], items: Sequence[T], workers: int) -> list[R]:
     """func over items, results in order: the first share here, the others in forked
     processes (only from a process without threads). Used to load many files at once."""
     workers = max(1, min(workers, len(items)))
-    if workers == 1:
+    if workers == 1 or not fork_safe():
         return [func(item) for item in items]
     size = -(-len(items) // workers)
     chunks = [items[i: i + size] for i in range(0, len(items), size)]

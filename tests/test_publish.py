@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
+import tarfile
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -20,12 +23,39 @@ from desk.config import load_config
 from desk.linkcheck import check_links
 
 WORKFLOWS = REPO / ".github" / "workflows"
+# The publish workflow `desk init` gives a new site.
+STARTER_WORKFLOW = REPO / "desk" / "starter" / "publish.yml"
+ALL_WORKFLOWS = [*sorted(WORKFLOWS.glob("*.yml")), STARTER_WORKFLOW]
+PUBLISH_WORKFLOWS = [WORKFLOWS / "publish.yml", STARTER_WORKFLOW]
 NOW = "2026-11-15T00:00:00Z"
 
+# The current major version of every action the workflows use: each runs on Node 24
+# (Node 20 is gone from GitHub's runners); upload-pages-artifact v5 is the first that can
+# keep hidden paths (include-hidden-files).
+CURRENT_ACTIONS = {
+    "actions/checkout": "v7",
+    "actions/setup-python": "v7",
+    "actions/setup-java": "v5",
+    "actions/cache": "v6",
+    "actions/upload-artifact": "v7",
+    "actions/configure-pages": "v6",
+    "actions/upload-pages-artifact": "v5",
+    "actions/deploy-pages": "v5",
+}
 
-def workflow(name: str) -> dict[Any, Any]:
-    data: dict[Any, Any] = yaml.safe_load((WORKFLOWS / name).read_text(encoding="utf-8"))
+
+def workflow(name: str | Path) -> dict[Any, Any]:
+    path = name if isinstance(name, Path) else WORKFLOWS / name
+    data: dict[Any, Any] = yaml.safe_load(path.read_text(encoding="utf-8"))
     return data
+
+
+def steps(path: Path) -> list[dict[str, Any]]:
+    return [step for job in workflow(path)["jobs"].values() for step in job["steps"]]
+
+
+def step_using(path: Path, action: str) -> dict[str, Any]:
+    return next(s for s in steps(path) if s.get("uses", "").split("@")[0] == action)
 
 
 def triggers(data: dict[Any, Any]) -> dict[str, Any]:
@@ -36,19 +66,100 @@ def triggers(data: dict[Any, Any]) -> dict[str, Any]:
 def test_workflows_pass_the_schema_linter() -> None:
     result = subprocess.run(
         [str(Path(sys.executable).parent / "check-jsonschema"), "--builtin-schema",
-         "vendor.github-workflows", *map(str, sorted(WORKFLOWS.glob("*.yml")))],
+         "vendor.github-workflows", *map(str, ALL_WORKFLOWS)],
         capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-def test_publish_workflow_schedule_triggers_permissions_concurrency() -> None:
-    data = workflow("publish.yml")
+def test_workflows_pass_actionlint() -> None:
+    result = subprocess.run([str(Path(sys.executable).parent / "actionlint"), "-no-color",
+                             *map(str, ALL_WORKFLOWS)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_every_action_is_on_its_current_major_version() -> None:
+    for path in ALL_WORKFLOWS:
+        for step in steps(path):
+            if "uses" in step:
+                action, _, version = step["uses"].partition("@")
+                assert CURRENT_ACTIONS.get(action) == version, (path.name, step["uses"])
+
+
+def test_publish_builds_for_the_pages_url_from_the_locked_dependencies() -> None:
+    for path in PUBLISH_WORKFLOWS:
+        pages = step_using(path, "actions/configure-pages")
+        build = next(s for s in steps(path) if "desk build" in s.get("run", ""))
+        assert build["env"]["BASE_URL"] == f"${{{{ steps.{pages['id']}.outputs.base_url }}}}"
+        assert '--base-url "$BASE_URL"' in build["run"]
+        artifact = step_using(path, "actions/upload-pages-artifact")["with"]
+        assert str(artifact["include-hidden-files"]).lower() == "true"
+    install = " ".join(s.get("run", "") for s in steps(WORKFLOWS / "publish.yml"))
+    assert "pip install --require-hashes -r requirements.lock" in install
+    assert "pip install --no-deps ." in install
+
+
+def test_ci_tests_every_supported_python_with_the_test_lock() -> None:
+    job = workflow("ci.yml")["jobs"]["test"]
+    assert job["strategy"]["matrix"]["python"] == ["3.11", "3.12", "3.13", "3.14"]
+    setup = step_using(WORKFLOWS / "ci.yml", "actions/setup-python")["with"]
+    assert setup["python-version"] == "${{ matrix.python }}"
+    makefile = (REPO / "Makefile").read_text(encoding="utf-8")
+    assert "pip install --quiet --require-hashes -r $(TEST_LOCK)" in makefile
+    assert "TEST_LOCK := requirements-test.lock" in makefile
+
+
+def locked(name: str) -> dict[str, str]:
+    """Package name to pinned version; every pin carries hashes."""
+    text = (REPO / name).read_text(encoding="utf-8")
+    found = re.findall(r"^([a-z0-9][a-z0-9._-]*)==(\S+)", text, re.M)
+    pins = dict(found)
+    assert pins and len(found) == len(pins)  # one pin per package, for every platform
+    for block in re.split(r"\n(?=[a-z0-9])", text.split("\n", 2)[2]):
+        assert "--hash=sha256:" in block, block[:80]
+    return pins
+
+
+def test_locks_pin_every_dependency_with_hashes_and_agree() -> None:
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+
+    def names(requirements: list[str]) -> set[str]:
+        return {re.split(r"[\[<>=~! ;]", r, maxsplit=1)[0].lower().replace("_", "-")
+                for r in requirements}
+
+    run, test = locked("requirements.lock"), locked("requirements-test.lock")
+    assert names(project["dependencies"]) <= set(run)
+    assert names(project["optional-dependencies"]["test"]) <= set(test)
+    assert all(test[name] == version for name, version in run.items())
+
+
+def pages_artifact(path: Path, site: Path, workdir: Path) -> list[str]:
+    """The files the workflow at path would publish from a built site: its assembling step
+    run as written, then archived as upload-pages-artifact v5 archives it."""
+    shutil.copytree(site, workdir / "public", copy_function=os.link)
+    assemble = next(s for s in steps(path) if s.get("name") == "Assemble the Pages artifact")
+    subprocess.run(["bash", "-e", "-c", assemble["run"]], cwd=workdir, check=True)
+    upload = step_using(path, "actions/upload-pages-artifact")["with"]
+    hidden = str(upload.get("include-hidden-files", "false")).lower() == "true"
+    archive = workdir / "artifact.tar"
+    subprocess.run(["tar", "--dereference", "--hard-dereference", "--directory",
+                    str(workdir / upload["path"]), "-cf", str(archive), "--exclude=.git",
+                    "--exclude=.github", *([] if hidden else ["--exclude=.[^/]*"]), "."],
+                   check=True)
+    with tarfile.open(archive) as tar:
+        return [m.name.removeprefix("./") for m in tar.getmembers() if m.isfile()]
+
+
+@pytest.mark.parametrize("path", PUBLISH_WORKFLOWS, ids=["desk", "starter"])
+def test_publish_workflow_schedule_triggers_permissions_concurrency(path: Path) -> None:
+    data = workflow(path)
     on = triggers(data)
     cron = on["schedule"][0]["cron"]
     minute, hour, *_ = cron.split()
     assert hour == "*" and minute.isdigit() and 0 < int(minute) < 60  # hourly, not on the hour
     assert on["push"]["branches"] == ["main"]
-    assert {"content/**", "templates/**", "static/**", "desk/**"} <= set(on["push"]["paths"])
+    if path.parent == WORKFLOWS:
+        assert {"content/**", "templates/**", "static/**", "desk/**",
+                "requirements.lock"} <= set(on["push"]["paths"])
     assert "now" in on["workflow_dispatch"]["inputs"]
     assert data["permissions"] == {"contents": "read", "pages": "write", "id-token": "write"}
     assert data["concurrency"]["group"] == "publish"
@@ -59,6 +170,11 @@ def test_publish_workflow_schedule_triggers_permissions_concurrency() -> None:
     assert "actions/cache" in uses and "actions/setup-python" in uses
     runs = " ".join(step.get("run", "") for step in build["steps"])
     assert runs.index("desk check") < runs.index("desk build")
+    at_build = next(i for i, s in enumerate(build["steps"]) if "desk build" in s.get("run", ""))
+    at_assemble = next(i for i, s in enumerate(build["steps"])
+                       if s.get("name") == "Assemble the Pages artifact")
+    assert uses.index("actions/configure-pages") < at_build < at_assemble < uses.index(
+        "actions/upload-pages-artifact")
     assert all("timeout-minutes" in job for job in data["jobs"].values())
     assert data["jobs"]["deploy"]["steps"][0]["uses"].startswith("actions/deploy-pages@")
 
@@ -120,6 +236,19 @@ def sample_sites(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
         assert result.exit_code == 0, result.output
         sites.append(out)
     return sites
+
+
+def test_pages_artifact_keeps_well_known_and_leaves_out_desk_s_marker(
+        sample_sites: list[Path], tmp_path: Path) -> None:
+    site = sample_sites[0]
+    assert (site / ".desk-site").is_file() and (site / ".well-known" / "reuse.json").is_file()
+    for n, path in enumerate(PUBLISH_WORKFLOWS):
+        files = pages_artifact(path, site, tmp_path / str(n))
+        assert ".well-known/reuse.json" in files and "index.html" in files
+        assert ".desk-site" not in files
+        assert [f for f in files if any(p.startswith(".") for p in f.split("/"))] == [
+            ".well-known/reuse.json"]
+        assert (site / ".desk-site").is_file()  # the built site itself stays desk's
 
 
 def test_link_gate_on_built_sites(sample_sites: list[Path], tmp_path: Path) -> None:

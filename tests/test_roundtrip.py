@@ -18,7 +18,7 @@ STORY = "stories/2026-11-14/inference-throughput-race-kimi-deepseek/index.json"
 def test_seed_round_trips_through_model_and_index_json() -> None:
     raw = seed()
     model = Story.model_validate(raw)
-    produced = story_json(model, Config(), raw)
+    produced = story_json(model, Config(base_url="https://hangingcontext.com"), raw)
     again = Story.model_validate(json.loads(produced))
     assert again == model
     # The seed's URL fields already follow the layout, so nothing at all changes.

@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from desk import urls
-from desk.catalog import Catalog, Group, Slice, paginate, slices
+from desk.catalog import EPOCH, Catalog, Group, Slice, paginate, slices
 from desk.config import Config
 from desk.loader import LoadedStory
 from desk.models import REUSE_FIELDS
@@ -192,9 +192,6 @@ def newest(stories: Sequence[LoadedStory]) -> datetime:
     return max((s.summary.modified_at for s in stories), default=EPOCH)
 
 
-EPOCH = datetime.fromisoformat("1970-01-01T00:00:00+00:00")
-
-
 def front_units(ctx: RenderContext) -> Units:
     """The front page: the latest edition, by newsroom."""
     catalog, config = ctx.catalog, ctx.config
@@ -218,7 +215,7 @@ def front_units(ctx: RenderContext) -> Units:
 
 def everything(ctx: RenderContext) -> datetime:
     """The latest modification of any published story."""
-    return newest(ctx.catalog.published)
+    return ctx.catalog.last_modified
 
 
 def front_sitemap(ctx: RenderContext) -> SitemapEntries:

@@ -12,7 +12,6 @@ from pathlib import Path
 
 from jinja2 import (
     Environment,
-    FileSystemLoader,
     StrictUndefined,
     TemplateError,
     TemplateSyntaxError,
@@ -23,16 +22,17 @@ from markupsafe import Markup
 from desk import urls
 from desk.config import Config
 from desk.findings import Finding
+from desk.theme import template_folders, template_loader
 
 
 def make_environment(config: Config, reload: bool = True) -> Environment:
-    """A Jinja environment over the configured templates folder (HTML and XML autoescaped).
+    """A Jinja environment over the site's templates and desk's own (HTML and XML autoescaped).
 
     `reload=False` for a one-off build: templates are not checked for changes at each use.
     """
     env = Environment(
         auto_reload=reload,
-        loader=FileSystemLoader(str(config.templates_dir)),
+        loader=template_loader(config.templates_dir),
         autoescape=select_autoescape(["html", "xml"]),
         undefined=StrictUndefined,
         trim_blocks=True,
@@ -180,9 +180,10 @@ def template_finding(exc: TemplateError, templates_dir: Path) -> Finding:
                        line=exc.lineno, column=1)
     # Jinja rewrites tracebacks so that template frames carry the template's file and line.
     where: tuple[str, int] | None = None
+    folders = [folder.resolve() for folder in template_folders(templates_dir)]
     for frame, line in traceback.walk_tb(exc.__traceback__):
         filename = frame.f_code.co_filename
-        if Path(filename).resolve().is_relative_to(templates_dir.resolve()):
+        if any(Path(filename).resolve().is_relative_to(folder) for folder in folders):
             where = (filename, line)
     if where is None:
         return Finding(str(templates_dir), "", "template", f"template error: {exc}")
