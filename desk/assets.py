@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 # Assets whose names carry a content hash, so pages can ask browsers to cache them forever.
 _FINGERPRINTED = (".css", ".js")
+_HASH_LENGTH = 10
+_FINGERPRINT = re.compile(rf"\.[0-9a-f]{{{_HASH_LENGTH}}}\.(?:css|js)$")
 STATIC_PREFIX = "/static/"
 
 
@@ -32,7 +35,12 @@ def collect_assets(static_dir: Path) -> tuple[Asset, ...]:
         name = relative.as_posix()
         published = name
         if source.suffix in _FINGERPRINTED:
-            digest = hashlib.sha256(source.read_bytes()).hexdigest()[:10]
+            digest = hashlib.sha256(source.read_bytes()).hexdigest()[:_HASH_LENGTH]
             published = f"{name[: -len(source.suffix)]}.{digest}{source.suffix}"
         assets.append(Asset(name, source, STATIC_PREFIX + published))
     return tuple(assets)
+
+
+def is_fingerprinted(name: str) -> bool:
+    """Whether a published static file's name carries its content hash (so never changes)."""
+    return _FINGERPRINT.search(name) is not None
