@@ -1,6 +1,6 @@
-"""The `desk` command: reads flags, makes a Config, calls build, check or serve.
+"""The `desk` command: reads flags, makes a Config, calls build, check, serve or deploy.
 
-Exit status: 0 ok, 1 content errors, 2 usage errors.
+Exit status: 0 ok, 1 content errors (or a deploy refused or failed), 2 usage errors.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ import os
 import sys
 import time
 import webbrowser
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,14 @@ import click
 
 from desk.build import BuildReport, build
 from desk.checks import inspect_content
-from desk.config import Config, ConfigError, find_project_file, load_config
+from desk.config import (
+    Config,
+    ConfigError,
+    DeployConfig,
+    find_project_file,
+    load_config,
+    load_deploy_config,
+)
 from desk.findings import Finding
 from desk.linkcheck import check_links
 from desk.report import report_data, report_markdown
@@ -239,3 +247,77 @@ def serve_command(content: Path | None, host: str, port: int, now: datetime | No
     finally:
         server.stop()
     click.echo("Stopped.", err=True)
+
+
+@main.command("deploy")
+@click.option("--to", "target_url", required=True, metavar="s3://BUCKET[/PREFIX]",
+              help="The bucket (and key prefix) to publish the site to.")
+@click.option("--endpoint-url", help="The store's S3 endpoint, for stores other than AWS.")
+@click.option("--dry-run", is_flag=True, help="Show what would change; change nothing.")
+@click.option("--max-deletes", type=click.IntRange(min=0), help="Stop before changing "
+              "anything when more objects would be deleted (default: [tool.desk.deploy] "
+              "max_deletes, 1000).")
+@click.option("--site", type=click.Path(path_type=Path, file_okay=False, exists=True),
+              help="The built site to deploy (default: the output folder).")
+@click.option("--jobs", type=click.IntRange(1, 64), default=16, show_default=True,
+              help="Uploads at once.")
+@click.option("--report", "report_file", type=click.Path(path_type=Path, dir_okay=False),
+              help="Write a JSON deploy report here.")
+@config_option
+def deploy_command(target_url: str, endpoint_url: str | None, dry_run: bool,
+                   max_deletes: int | None, site: Path | None, jobs: int,
+                   report_file: Path | None, config_file: Path | None) -> None:
+    """Upload the changed files of a built site to an S3-compatible bucket."""
+    # Imported here: boto3 takes longer to import than a small build takes to run.
+    from desk.deploy.run import DeployError, deploy
+    from desk.deploy.store import Bucket, make_client
+    from desk.deploy.summary import deploy_data, deploy_line, deploy_markdown
+    from desk.deploy.target import Target
+    from desk.writer import MARKER
+
+    config = make_config(config_file)
+    settings = deploy_settings(config_file, max_deletes)
+    folder = site if site is not None else config.output_dir
+    if not (folder / MARKER).is_file():
+        raise click.UsageError(f"{folder} is not a site built by desk build (no {MARKER})")
+    try:
+        target = Target.parse(target_url)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--to") from None
+    bucket = Bucket(make_client(endpoint_url, jobs), target)
+    try:
+        data = deploy_data(deploy(folder, bucket, settings, dry_run, jobs, echo_err))
+    except DeployError as exc:
+        data = deploy_data(exc.outcome, str(exc))
+    write_deploy_reports(data, report_file, deploy_markdown)
+    if not data["ok"]:
+        click.echo(f"Deploy failed: {data['error']}", err=True)
+        sys.exit(1)
+    click.echo(deploy_line(data))
+
+
+def deploy_settings(config_file: Path | None, max_deletes: int | None) -> DeployConfig:
+    """[tool.desk.deploy] with the flags that override it, or a usage error."""
+    try:
+        settings = load_deploy_config(config_file)
+    except ConfigError as exc:
+        raise click.UsageError(str(exc)) from None
+    if max_deletes is not None:
+        settings = settings.model_copy(update={"max_deletes": max_deletes})
+    return settings
+
+
+def echo_err(line: str) -> None:
+    """A progress line on stderr."""
+    click.echo(line, err=True)
+
+
+def write_deploy_reports(data: dict[str, Any], report_file: Path | None,
+                         markdown: Callable[[dict[str, Any]], str]) -> None:
+    """The JSON deploy report, and the job summary under GitHub Actions."""
+    if report_file is not None:
+        report_file.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if step_summary:
+        with open(step_summary, "a", encoding="utf-8") as handle:
+            handle.write(markdown(data))

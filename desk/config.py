@@ -74,6 +74,31 @@ class Config(BaseModel):
         return self.publication_name or self.title
 
 
+class CacheControl(BaseModel):
+    """The Cache-Control header `desk deploy` gives each kind of file (see desk.kinds)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    asset: str = "public, max-age=31536000, immutable"  # content-hashed names
+    static: str = "public, max-age=3600"
+    story: str = "public, max-age=300"
+    search: str = "public, max-age=300"
+    list: str = "public, max-age=300"
+    feed: str = "public, max-age=300"
+
+
+class DeployConfig(BaseModel):
+    """`[tool.desk.deploy]`: how `desk deploy` updates the bucket.
+
+    Kept apart from Config so that changing it never invalidates a build's memory.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    max_deletes: int = Field(default=1000, ge=0)
+    cache_control: CacheControl = Field(default_factory=CacheControl)
+
+
 def find_project_file(start: Path) -> Path | None:
     """The nearest pyproject.toml with a [tool.desk] table, from start upwards."""
     for folder in (start, *start.parents):
@@ -100,11 +125,8 @@ def load_config(
         project_file = find_project_file(Path.cwd())
     values: dict[str, Any] = {}
     if project_file is not None:
-        try:
-            data = tomllib.loads(project_file.read_text(encoding="utf-8"))
-        except (OSError, tomllib.TOMLDecodeError) as exc:
-            raise ConfigError(f"{project_file}: {exc}") from None
-        values = dict(data.get("tool", {}).get("desk", {}))
+        values = _desk_table(project_file)
+        values.pop("deploy", None)  # read by load_deploy_config
         root = project_file.parent
         for key in ("content_dir", "output_dir", "templates_dir", "static_dir", "cache_dir"):
             if key in values:
@@ -124,12 +146,34 @@ def load_config(
     try:
         return Config.model_validate(values)
     except ValidationError as exc:
-        where = str(project_file) if project_file else "configuration"
-        lines = [
-            f"{where}: tool.desk.{'.'.join(str(p) for p in err['loc'])}: {_clean(err['msg'])}"
-            for err in exc.errors()
-        ]
-        raise ConfigError("\n".join(lines)) from None
+        raise ConfigError(_problems(exc, project_file, "tool.desk")) from None
+
+
+def load_deploy_config(project_file: Path | None = None) -> DeployConfig:
+    """Read [tool.desk.deploy] from project_file (or the nearest one); defaults without."""
+    if project_file is None:
+        project_file = find_project_file(Path.cwd())
+    values = _desk_table(project_file).get("deploy", {}) if project_file else {}
+    try:
+        return DeployConfig.model_validate(values)
+    except ValidationError as exc:
+        raise ConfigError(_problems(exc, project_file, "tool.desk.deploy")) from None
+
+
+def _desk_table(project_file: Path) -> dict[str, Any]:
+    try:
+        data = tomllib.loads(project_file.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"{project_file}: {exc}") from None
+    return dict(data.get("tool", {}).get("desk", {}))
+
+
+def _problems(exc: ValidationError, project_file: Path | None, table: str) -> str:
+    where = str(project_file) if project_file else "configuration"
+    return "\n".join(
+        f"{where}: {table}.{'.'.join(str(p) for p in err['loc'])}: {_clean(err['msg'])}"
+        for err in exc.errors()
+    )
 
 
 def _relative_to_cwd(path: Path) -> Path:
