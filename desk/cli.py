@@ -17,6 +17,7 @@ from typing import Any
 
 import click
 
+from desk.budget import budget_data, measure, stories_per_day
 from desk.build import BuildReport, build
 from desk.checks import inspect_content
 from desk.config import (
@@ -29,7 +30,7 @@ from desk.config import (
 )
 from desk.findings import Finding
 from desk.linkcheck import check_links
-from desk.report import report_data, report_markdown
+from desk.report import report_data, report_markdown, size_line
 from desk.serve import DevServer, ServeError
 
 
@@ -106,16 +107,31 @@ def build_command(content: Path | None, out: Path | None, base_url: str | None,
     config = make_config(config_file, content_dir=content, output_dir=out, base_url=base_url,
                          search=False if no_search else None, cache_dir=cache_dir)
     bar = ProgressBar(sys.stderr)
-    report = build(config, now or datetime.now(UTC), future=future, jobs=jobs,
+    built_at = now or datetime.now(UTC)
+    report = build(config, built_at, future=future, jobs=jobs,
                    use_cache=not no_cache, progress=bar.update)
     bar.finish()
     echo_findings(report.findings)
-    write_reports(report, report_file)
+    size = site_budget(report, built_at)
+    write_reports(report, report_file, size)
     if not report.ok:
         click.echo(f"Build failed: {len(report.errors)} error(s); "
                    f"{config.output_dir} was left as it was.", err=True)
         sys.exit(1)
     click.echo(summary(report))
+    if size is not None:
+        click.echo(size_line(size))
+        if size["warning"]:
+            click.echo(size["warning"], err=True)
+
+
+def site_budget(report: BuildReport, now: datetime) -> dict[str, Any] | None:
+    """The built site's size figures and budget warning (None when nothing was built)."""
+    if not report.ok or report.out_dir is None:
+        return None
+    size = measure(report.out_dir, len(report.published))
+    rate = stories_per_day((s.summary.published_at for s in report.published), now)
+    return budget_data(size, rate, now)
 
 
 class ProgressBar:
@@ -147,9 +163,10 @@ class ProgressBar:
             self._stream.flush()
 
 
-def write_reports(report: BuildReport, report_file: Path | None) -> None:
+def write_reports(report: BuildReport, report_file: Path | None,
+                  size: dict[str, Any] | None = None) -> None:
     """The JSON report, and the Markdown job summary when GitHub Actions asks for one."""
-    data = report_data(report)
+    data = report_data(report, size)
     if report_file is not None:
         report_file.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n",
                                encoding="utf-8")
