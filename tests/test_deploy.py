@@ -21,6 +21,7 @@ from typing import Any
 
 import boto3
 import pytest
+import yaml
 from click.testing import CliRunner
 from conftest import Result, tree
 from storygen import REPO, make_corpus, make_story, write_story
@@ -382,3 +383,32 @@ def test_kinds_and_content_types() -> None:
     assert content_type("pagefind/wasm.en.pagefind") == "application/octet-stream"
     assert content_type("pagefind/index/en_1.pf_index") == "application/octet-stream"
     assert content_type("a/b") == "application/octet-stream"
+
+
+def workflow(name: str) -> dict[Any, Any]:
+    data: dict[Any, Any] = yaml.safe_load(
+        (REPO / ".github" / "workflows" / name).read_text(encoding="utf-8"))
+    return data
+
+
+# The first major version of each action that runs on Node 24.
+NODE24 = {"actions/checkout": 5, "actions/setup-python": 6, "actions/cache": 5,
+          "actions/upload-artifact": 6, "aws-actions/configure-aws-credentials": 6}
+
+
+def test_publish_s3_workflow_matches_publish_and_deploys() -> None:
+    s3flow, pages = workflow("publish-s3.yml"), workflow("publish.yml")
+    on, pages_on = s3flow.get("on", s3flow.get(True)), pages.get("on", pages.get(True))
+    assert on["schedule"] == pages_on["schedule"]
+    assert on["push"] == pages_on["push"] and "now" in on["workflow_dispatch"]["inputs"]
+    assert s3flow["concurrency"] == pages["concurrency"]
+    assert s3flow["permissions"] == {"contents": "read", "id-token": "write"}
+    steps = [step for job in s3flow["jobs"].values() for step in job["steps"]]
+    uses = [step["uses"] for step in steps if "uses" in step]
+    for action in uses:
+        name, _, major = action.partition("@")
+        assert name in NODE24 and int(major.lstrip("v")) >= NODE24[name], action
+    runs = " ".join(step.get("run", "") for step in steps)
+    assert runs.index("desk check") < runs.index("desk build") < runs.index("desk deploy --to")
+    assert "secrets.AWS_SECRET_ACCESS_KEY" in json.dumps(s3flow)
+    assert all("timeout-minutes" in job for job in s3flow["jobs"].values())
