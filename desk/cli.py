@@ -17,7 +17,7 @@ from typing import Any
 
 import click
 
-from desk.budget import budget_data, measure, stories_per_day
+from desk.budget import budget_data, measure, stories_per_day, worth_measuring
 from desk.build import BuildReport, build
 from desk.checks import inspect_content
 from desk.config import (
@@ -112,7 +112,7 @@ def build_command(content: Path | None, out: Path | None, base_url: str | None,
                    use_cache=not no_cache, progress=bar.update)
     bar.finish()
     echo_findings(report.findings)
-    size = site_budget(report, built_at)
+    size = site_budget(report, built_at, report_file is not None)
     write_reports(report, report_file, size)
     if not report.ok:
         click.echo(f"Build failed: {len(report.errors)} error(s); "
@@ -125,9 +125,12 @@ def build_command(content: Path | None, out: Path | None, base_url: str | None,
             click.echo(size["warning"], err=True)
 
 
-def site_budget(report: BuildReport, now: datetime) -> dict[str, Any] | None:
-    """The built site's size figures and budget warning (None when nothing was built)."""
+def site_budget(report: BuildReport, now: datetime, wanted: bool) -> dict[str, Any] | None:
+    """The built site's size figures and budget warning, when `wanted` (for the report)
+    or when the site may be near the warning line; None otherwise."""
     if not report.ok or report.out_dir is None:
+        return None
+    if not (wanted or worth_measuring(len(report.published))):
         return None
     size = measure(report.out_dir, len(report.published))
     rate = stories_per_day((s.summary.published_at for s in report.published), now)

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 from click.testing import CliRunner
+from conftest import Result
 from storygen import REPO, make_corpus
 
 from desk.budget import (
@@ -16,6 +18,7 @@ from desk.budget import (
     limit_date,
     measure,
     stories_per_day,
+    worth_measuring,
 )
 from desk.cli import main
 
@@ -81,3 +84,13 @@ def test_measure_leaves_out_the_marker(tmp_path: Path) -> None:
     size = measure(tmp_path, 1)
     assert (size.total, size.files) == (12, 2)
     assert size.parts == {"feed": 5, "story md": 7}
+
+
+def test_small_builds_skip_the_walk_unless_asked(tmp_path: Path,
+                                                 desk: Callable[..., Result]) -> None:
+    assert not worth_measuring(4_999) and worth_measuring(5_000)
+    content = tmp_path / "content"
+    make_corpus(content, 2)
+    result = desk("build", "--content", str(content), "--out", str(tmp_path / "public"),
+                  "--now", "2026-11-15T00:00:00Z", "--cache-dir", str(tmp_path / "cache"))
+    assert result.exit_code == 0 and "Site:" not in result.stdout
