@@ -96,6 +96,9 @@ class DeployConfig(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     max_deletes: int = Field(default=1000, ge=0)
+    # Replaced content-hashed files stay this long for pages still in caches (pages are
+    # cached five minutes by default; publishes come hourly).
+    keep_replaced_minutes: float = Field(default=30, ge=0)
     cache_control: CacheControl = Field(default_factory=CacheControl)
 
 

@@ -149,13 +149,26 @@ def run_deploy(desk: Callable[..., Result], server: Server, site: Site, prefix: 
     return result, json.loads(report.read_text()) if report.exists() else {}
 
 
+def config_with(tmp_path: Path, deploy_table: str) -> Path:
+    """The repository's pyproject.toml with a [tool.desk.deploy] table added."""
+    project = tmp_path / "pyproject.toml"
+    shutil.copy(REPO / "pyproject.toml", project)
+    with project.open("a", encoding="utf-8") as handle:
+        handle.write("\n[tool.desk.deploy]\n" + deploy_table)
+    return project
+
+
 def stored(server: Server, prefix: str) -> dict[str, bytes]:
     """What the bucket holds below prefix, as the server keeps it on disk."""
     return tree(server.folder(prefix))
 
 
-def without_manifest(files: dict[str, bytes]) -> dict[str, bytes]:
-    return {p: data for p, data in files.items() if p != MANIFEST}
+def live(server: Server, prefix: str, report: dict[str, Any]) -> dict[str, bytes]:
+    """What the bucket serves as the site: all but the manifest and the replaced
+    content-hashed files kept a while."""
+    kept = set(report["planned"]["kept"])
+    return {p: data for p, data in stored(server, prefix).items()
+            if p != MANIFEST and p not in kept}
 
 
 def kinds_in_order(log: list[list[str]]) -> bool:
@@ -171,7 +184,7 @@ def test_first_deploy_uploads_everything_and_a_second_nothing(
     assert result.exit_code == 0, result.stderr
     assert report["uploaded"] == len(files) and report["deleted"] == 0
     assert report["bytes"] == sum(len(data) for data in files.values())
-    assert without_manifest(stored(s3, "first")) == files
+    assert live(s3, "first", report) == files and report["kept"] == 0
     assert ".well-known/reuse.json" in stored(s3, "first")
     assert ".desk-site" not in stored(s3, "first")
     assert kinds_in_order(report["log"])
@@ -209,13 +222,25 @@ def test_an_edited_story_uploads_what_changed_and_a_removed_one_goes_last(
     assert {p for p in changed if kind_of(p) == "story"} == {
         site.story_folder(2) + name for name in pages}
     assert {"index.html", "feed.xml", "sitemap.xml", "n/markets/index.html"} <= changed
-    assert {p for p in removed if not p.startswith("pagefind/")} == {
-        site.story_folder(5) + name for name in pages}
-    assert report["deleted"] == len(removed) and report["unchanged"] == len(after) - len(changed)
+    replaced = {p for p in removed if kind_of(p) == "asset"}  # Pagefind's renamed chunks
+    assert replaced and removed - replaced == {site.story_folder(5) + name for name in pages}
+    assert set(report["planned"]["deletes"]) == removed - replaced
+    assert set(report["planned"]["kept"]) == replaced <= set(stored(s3, "edit"))
+    assert report["unchanged"] == len(after) - len(changed)
     actions = [action for action, _ in report["log"]]
-    assert actions == ["put"] * len(changed) + ["delete"] * len(removed)
+    assert actions == ["put"] * len(changed) + ["delete"] * len(removed - replaced)
     assert kinds_in_order(report["log"])
-    assert without_manifest(stored(s3, "edit")) == after
+    assert live(s3, "edit", report) == after
+
+    # Kept while pages in caches may still link to them; a later deploy deletes them.
+    result, report = run_deploy(desk, s3, site, "edit")
+    assert set(report["planned"]["kept"]) == replaced and report["deleted"] == 0
+    result = CliRunner().invoke(main, [
+        "deploy", "--config", str(config_with(tmp_path, "keep_replaced_minutes = 0\n")),
+        "--to", f"s3://{BUCKET}/edit", "--endpoint-url", s3.url, "--site", str(site.out)])
+    assert result.exit_code == 0, result.output
+    assert f"{len(replaced)} deleted" in result.stdout
+    assert {p: d for p, d in stored(s3, "edit").items() if p != MANIFEST} == after
 
 
 def test_objects_carry_content_type_and_cache_control(
@@ -267,19 +292,30 @@ def test_dry_run_changes_nothing(desk: Callable[..., Result], s3: Server,
 def test_max_deletes_stops_the_deploy_before_it_changes_anything(
         desk: Callable[..., Result], s3: Server, tmp_path: Path) -> None:
     site = Site(desk, tmp_path, 6)
-    site.build()
+    before = site.build()
     assert run_deploy(desk, s3, site, "cap")[0].exit_code == 0
     site.story_file(1).unlink()
-    site.story_file(4).unlink()
+    site.story_file(4).unlink()  # the last of its newsroom: its pages and feeds go too
     after = site.build()
-    before = stored(s3, "cap")
-    result, report = run_deploy(desk, s3, site, "cap", "--max-deletes", "5")
+    gone = {p for p in set(before) - set(after) if kind_of(p) != "asset"}
+    assert len(gone) > 6
+    unchanged = stored(s3, "cap")
+    result, report = run_deploy(desk, s3, site, "cap", "--max-deletes", str(len(gone) - 1))
     assert result.exit_code == 1
-    assert "more than the limit of 5" in result.stderr and "nothing was uploaded" in result.stderr
-    assert stored(s3, "cap") == before
-    assert report["ok"] is False and len(report["planned"]["deletes"]) >= 6
-    result, report = run_deploy(desk, s3, site, "cap", "--max-deletes", "100")
-    assert result.exit_code == 0 and without_manifest(stored(s3, "cap")) == after
+    assert f"would delete {len(gone)} objects, more than the limit of {len(gone) - 1}" in (
+        result.stderr) and "nothing was uploaded or deleted" in result.stderr
+    assert stored(s3, "cap") == unchanged
+    assert report["ok"] is False and set(report["planned"]["deletes"]) == gone
+
+    # The search index chunks that new ones replaced do not count against the limit.
+    report_file = tmp_path / "cap.json"
+    result = CliRunner().invoke(main, [
+        "deploy", "--config", str(config_with(tmp_path, "keep_replaced_minutes = 0\n")),
+        "--to", f"s3://{BUCKET}/cap", "--endpoint-url", s3.url, "--site", str(site.out),
+        "--max-deletes", str(len(gone)), "--report", str(report_file)])
+    assert result.exit_code == 0, result.output
+    report = json.loads(report_file.read_text())
+    assert report["deleted"] > len(gone) and live(s3, "cap", report) == after
 
 
 def test_a_failed_upload_leaves_the_old_site_and_a_rerun_finishes(
@@ -308,7 +344,7 @@ def test_a_failed_upload_leaves_the_old_site_and_a_rerun_finishes(
     s3.client().delete_object(Bucket=BUCKET, Key=blocker)
     result, report = run_deploy(desk, s3, site, "fail")
     assert result.exit_code == 0, result.stderr
-    assert without_manifest(stored(s3, "fail")) == after
+    assert live(s3, "fail", report) == after
     assert site.story_folder(-1) + "index.html" in {p for _, p in report["log"]}
 
 
@@ -351,11 +387,8 @@ def test_usage_errors(desk: Callable[..., Result], tmp_path: Path) -> None:
 
 
 def test_deploy_settings_in_pyproject(tmp_path: Path) -> None:
-    project = tmp_path / "pyproject.toml"
-    shutil.copy(REPO / "pyproject.toml", project)
-    with project.open("a", encoding="utf-8") as handle:
-        handle.write('\n[tool.desk.deploy]\nmax_deletes = 7\n\n'
-                     '[tool.desk.deploy.cache_control]\nstory = "public, max-age=60"\n')
+    project = config_with(tmp_path, 'max_deletes = 7\n\n[tool.desk.deploy.cache_control]\n'
+                          'story = "public, max-age=60"\n')
     settings = load_deploy_config(project)
     assert settings.max_deletes == 7 and settings.cache_control.story == "public, max-age=60"
     assert settings.cache_control.asset == "public, max-age=31536000, immutable"

@@ -7,6 +7,11 @@ say: the headers desk gave each object, and its MD5 where the ETag is not one (S
 multipart). A manifest entry counts only while the listed object still has the ETag and
 size that deploy recorded; otherwise a plain ETag is taken as the MD5 it is for
 single-part uploads, and an object known neither way is uploaded again.
+
+Content-hashed files that a new version replaced under another name (a stylesheet,
+Pagefind's index chunks, which all get new names whenever a story changes) stay a while
+after the deploy that replaced them, so that pages still in caches keep their styles and
+search; the manifest remembers since when, and a later deploy deletes them.
 """
 
 from __future__ import annotations
@@ -16,7 +21,8 @@ import hashlib
 import json
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +66,15 @@ class Entry:
 
 
 @dataclass(frozen=True)
+class Manifest:
+    """What the last complete deploy recorded: its objects, and the replaced content-hashed
+    files it kept, with the time each was replaced."""
+
+    entries: dict[str, Entry] = field(default_factory=dict)
+    replaced: dict[str, datetime] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class Plan:
     """Uploads in deploy order, then deletions; and what stays."""
 
@@ -67,11 +82,17 @@ class Plan:
     deletes: tuple[str, ...]
     unchanged: tuple[tuple[LocalFile, Entry], ...]
     vouched: int  # objects whose manifest entry matched the listing
+    kept: dict[str, datetime]  # replaced content-hashed files not deleted yet
 
     @property
     def upload_bytes(self) -> int:
         """Bytes the uploads send."""
         return sum(f.size for f in self.uploads)
+
+    @property
+    def capped(self) -> tuple[str, ...]:
+        """The deletions --max-deletes counts: all but replaced content-hashed files."""
+        return tuple(p for p in self.deletes if kind_of(p) != "asset")
 
 
 def scan_site(site: Path, cache_control: CacheControl) -> list[LocalFile]:
@@ -90,9 +111,10 @@ def scan_site(site: Path, cache_control: CacheControl) -> list[LocalFile]:
     return files
 
 
-def make_plan(files: list[LocalFile], listing: dict[str, Remote],
-              manifest: dict[str, Entry]) -> Plan:
-    """Upload what is missing or different, delete what the site no longer has."""
+def make_plan(files: list[LocalFile], listing: dict[str, Remote], manifest: Manifest,
+              now: datetime, keep_replaced: timedelta) -> Plan:
+    """Upload what is missing or different, delete what the site no longer has (replaced
+    content-hashed files once they have been kept for keep_replaced)."""
     uploads: list[LocalFile] = []
     unchanged: list[tuple[LocalFile, Entry]] = []
     vouched = 0
@@ -101,7 +123,7 @@ def make_plan(files: list[LocalFile], listing: dict[str, Remote],
         if remote is None:
             uploads.append(local)
             continue
-        entry = manifest.get(local.path)
+        entry = manifest.entries.get(local.path)
         if entry is not None and entry.etag == remote.etag and entry.size == remote.size:
             vouched += 1
         elif _MD5.match(remote.etag):
@@ -117,12 +139,20 @@ def make_plan(files: list[LocalFile], listing: dict[str, Remote],
     order = {kind: n for n, kind in enumerate(KINDS)}
     uploads.sort(key=lambda f: (order[f.kind], f.path))
     present = {f.path for f in files}
-    deletes = sorted(p for p in listing if p not in present and p != MANIFEST)
-    return Plan(tuple(uploads), tuple(deletes), tuple(unchanged), vouched)
+    deletes: list[str] = []
+    kept: dict[str, datetime] = {}
+    for path in sorted(p for p in listing if p not in present and p != MANIFEST):
+        since = manifest.replaced.get(path, now)
+        if kind_of(path) == "asset" and now - since < keep_replaced:
+            kept[path] = since
+        else:
+            deletes.append(path)
+    return Plan(tuple(uploads), tuple(deletes), tuple(unchanged), vouched, kept)
 
 
-def encode_manifest(entries: dict[str, Entry]) -> bytes:
-    """The manifest's bytes: compact JSON, gzipped, the same for the same entries."""
+def encode_manifest(manifest: Manifest) -> bytes:
+    """The manifest's bytes: compact JSON, gzipped, the same for the same manifest."""
+    entries = manifest.entries
     table: dict[Headers | None, int] = {}
     files: dict[str, list[Any]] = {}
     for path in sorted(entries):
@@ -133,21 +163,26 @@ def encode_manifest(entries: dict[str, Entry]) -> bytes:
             row.append(entry.etag)
         files[path] = row
     headers = [None if h is None else [h.content_type, h.cache_control] for h in table]
-    text = json.dumps({"format": _FORMAT, "headers": headers, "files": files},
-                      separators=(",", ":"), ensure_ascii=False)
+    replaced = {p: manifest.replaced[p].isoformat() for p in sorted(manifest.replaced)}
+    text = json.dumps({"format": _FORMAT, "headers": headers, "files": files,
+                       "replaced": replaced}, separators=(",", ":"), ensure_ascii=False)
     return gzip.compress(text.encode("utf-8"), mtime=0)
 
 
-def decode_manifest(data: bytes) -> dict[str, Entry]:
-    """The manifest's entries; an unreadable or foreign manifest counts as none."""
+def decode_manifest(data: bytes) -> Manifest:
+    """The manifest; an unreadable or foreign one counts as none."""
     try:
         found = json.loads(gzip.decompress(data))
         if found.get("format") != _FORMAT:
-            return {}
+            return Manifest()
         table = [None if h is None else Headers(str(h[0]), str(h[1]))
                  for h in found["headers"]]
-        return {str(path): Entry(str(row[0]), int(row[1]),
-                                 str(row[3]) if len(row) > 3 else str(row[0]), table[row[2]])
-                for path, row in found["files"].items()}
+        entries = {str(path): Entry(str(row[0]), int(row[1]),
+                                    str(row[3]) if len(row) > 3 else str(row[0]),
+                                    table[row[2]])
+                   for path, row in found["files"].items()}
+        replaced = {str(path): datetime.fromisoformat(when)
+                    for path, when in found.get("replaced", {}).items()}
+        return Manifest(entries, replaced)
     except (OSError, EOFError, ValueError, TypeError, KeyError, IndexError, AttributeError):
-        return {}
+        return Manifest()

@@ -14,12 +14,14 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from desk.config import DeployConfig
 from desk.deploy.plan import (
     Entry,
     LocalFile,
+    Manifest,
     Plan,
     Remote,
     decode_manifest,
@@ -63,7 +65,8 @@ class Outcome:
 
 def deploy(site: Path, bucket: Bucket, settings: DeployConfig, dry_run: bool = False,
            threads: int = 16, say: Say | None = None) -> Outcome:
-    """Make the bucket hold exactly the built site in `site`; raise DeployError if not."""
+    """Make the bucket hold the built site in `site` (and, for a while, the content-hashed
+    files it replaced); raise DeployError if it cannot."""
     started = time.perf_counter()
     tell = say or (lambda line: None)
     outcome = Outcome(str(bucket.target), dry_run)
@@ -72,14 +75,16 @@ def deploy(site: Path, bucket: Bucket, settings: DeployConfig, dry_run: bool = F
         listing = bucket.listing()
     except StoreError as exc:
         raise DeployError(f"cannot list {bucket.target}: {exc}", outcome) from None
-    plan = make_plan(files, listing, _manifest(bucket, listing, tell))
+    plan = make_plan(files, listing, _manifest(bucket, listing, tell), datetime.now(UTC),
+                     timedelta(minutes=settings.keep_replaced_minutes))
     outcome.planned = plan
     tell(f"{bucket.target}: {len(listing)} objects listed, {plan.vouched} vouched for by "
          f"the manifest; {len(plan.uploads)} to upload ({plan.upload_bytes:,} bytes), "
-         f"{len(plan.deletes)} to delete, {len(plan.unchanged)} unchanged")
-    if len(plan.deletes) > settings.max_deletes:
+         f"{len(plan.deletes)} to delete, {len(plan.unchanged)} unchanged, "
+         f"{len(plan.kept)} replaced and kept for now")
+    if len(plan.capped) > settings.max_deletes:
         raise DeployError(
-            f"the deploy would delete {len(plan.deletes)} objects, more than the limit of "
+            f"the deploy would delete {len(plan.capped)} objects, more than the limit of "
             f"{settings.max_deletes} (--max-deletes, [tool.desk.deploy] max_deletes); nothing "
             "was uploaded or deleted. Check --to and --site, or raise the limit.", outcome)
     if not dry_run:
@@ -88,7 +93,7 @@ def deploy(site: Path, bucket: Bucket, settings: DeployConfig, dry_run: bool = F
     return outcome
 
 
-def _manifest(bucket: Bucket, listing: dict[str, Remote], tell: Say) -> dict[str, Entry]:
+def _manifest(bucket: Bucket, listing: dict[str, Remote], tell: Say) -> Manifest:
     """The last complete deploy's manifest; none when it cannot be read (the listing
     alone is enough to go on)."""
     try:
@@ -96,8 +101,8 @@ def _manifest(bucket: Bucket, listing: dict[str, Remote], tell: Say) -> dict[str
     except StoreError as exc:
         tell(f"{bucket.target}: the deploy manifest could not be read ({exc}); going by "
              "the listing's ETags")
-        return {}
-    return decode_manifest(data) if data else {}
+        return Manifest()
+    return decode_manifest(data) if data else Manifest()
 
 
 def _carry_out(plan: Plan, site: Path, bucket: Bucket, outcome: Outcome, threads: int,
@@ -123,7 +128,7 @@ def _carry_out(plan: Plan, site: Path, bucket: Bucket, outcome: Outcome, threads
             raise DeployError(f"the store refused to delete {len(refused)} objects (first: "
                               f"{refused[0]}); the next deploy tries again", outcome)
     try:
-        bucket.write_manifest(encode_manifest(entries))
+        bucket.write_manifest(encode_manifest(Manifest(entries, plan.kept)))
     except StoreError as exc:
         raise DeployError(f"writing the deploy manifest failed: {exc}; the site is up, the "
                           "next deploy checks every object by its ETag", outcome) from None

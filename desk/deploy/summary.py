@@ -21,6 +21,7 @@ def deploy_data(outcome: Outcome, error: str = "") -> dict[str, Any]:
         "uploaded": len(outcome.uploaded),
         "deleted": len(outcome.deleted),
         "unchanged": outcome.unchanged,
+        "kept": len(plan.kept) if plan else 0,
         "failed": len(outcome.failed),
         "bytes": outcome.bytes,
         "seconds": round(outcome.seconds, 3),
@@ -28,6 +29,7 @@ def deploy_data(outcome: Outcome, error: str = "") -> dict[str, Any]:
         "planned": {
             "uploads": [f.path for f in plan.uploads] if plan else [],
             "deletes": list(plan.deletes) if plan else [],
+            "kept": sorted(plan.kept) if plan else [],
             "bytes": plan.upload_bytes if plan else 0,
         },
         "log": [list(step) for step in outcome.log],
@@ -43,7 +45,7 @@ def deploy_line(data: dict[str, Any]) -> str:
                 f"{data['unchanged']} unchanged; nothing was changed.")
     return (f"Deployed to {data['target']}: {data['uploaded']} uploaded "
             f"({data['bytes']:,} bytes), {data['deleted']} deleted, {data['unchanged']} "
-            f"unchanged, {data['seconds']:.2f} s")
+            f"unchanged, {data['kept']} replaced but kept a while, {data['seconds']:.2f} s")
 
 
 def deploy_markdown(data: dict[str, Any]) -> str:
@@ -52,10 +54,11 @@ def deploy_markdown(data: dict[str, Any]) -> str:
         "done" if data["ok"] else f"**failed**: {data['error']}")
     lines = [
         "## desk deploy", "", f"`{data['target']}`: {status}", "",
-        "| uploaded | deleted | unchanged | failed | bytes uploaded | seconds |",
-        "|---|---|---|---|---|---|",
+        "| uploaded | deleted | unchanged | failed | bytes uploaded | replaced, kept a while "
+        "| seconds |",
+        "|---|---|---|---|---|---|---|",
         f"| {data['uploaded']} | {data['deleted']} | {data['unchanged']} | {data['failed']} "
-        f"| {data['bytes']:,} | {data['seconds']:.2f} |", "",
+        f"| {data['bytes']:,} | {data['kept']} | {data['seconds']:.2f} |", "",
     ]
     if data["by_kind"]:
         lines += ["| kind | uploaded |", "|---|---|"]
