@@ -445,3 +445,16 @@ def test_publish_s3_workflow_matches_publish_and_deploys() -> None:
     assert runs.index("desk check") < runs.index("desk build") < runs.index("desk deploy --to")
     assert "secrets.AWS_SECRET_ACCESS_KEY" in json.dumps(s3flow)
     assert all("timeout-minutes" in job for job in s3flow["jobs"].values())
+
+
+def test_missing_credentials_are_a_clear_failure(
+        desk: Callable[..., Result], s3: Server, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    site = Site(desk, tmp_path, 1)
+    site.build()
+    monkeypatch.delenv("AWS_ACCESS_KEY_ID")
+    monkeypatch.delenv("AWS_SECRET_ACCESS_KEY")
+    result, report = run_deploy(desk, s3, site, "nocreds")
+    assert result.exit_code == 1
+    assert "cannot list s3://desk/nocreds/: Unable to locate credentials" in result.stderr
+    assert report["ok"] is False and not (s3.root / BUCKET / "nocreds").exists()

@@ -72,6 +72,9 @@ def deploy(site: Path, bucket: Bucket, settings: DeployConfig, dry_run: bool = F
     outcome = Outcome(str(bucket.target), dry_run)
     try:
         files = scan_site(site, settings.cache_control)
+    except OSError as exc:
+        raise DeployError(f"cannot read the site: {exc}", outcome) from None
+    try:
         listing = bucket.listing()
     except StoreError as exc:
         raise DeployError(f"cannot list {bucket.target}: {exc}", outcome) from None
@@ -120,7 +123,8 @@ def _carry_out(plan: Plan, site: Path, bucket: Bucket, outcome: Outcome, threads
         except StoreError as exc:
             raise DeployError(f"deleting old objects failed: {exc}; every file is up, the "
                               "next deploy deletes them", outcome) from None
-        outcome.deleted = [p for p in plan.deletes if p not in set(refused)]
+        kept = set(refused)
+        outcome.deleted = [p for p in plan.deletes if p not in kept]
         outcome.log += [("delete", p) for p in outcome.deleted]
         tell(f"  deleted: {len(outcome.deleted)}")
         if refused:
