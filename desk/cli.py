@@ -1,7 +1,7 @@
-"""The `desk` command: reads flags, makes a Config, calls build, check or serve; or makes
-a new site (init).
+"""The `desk` command: reads flags, makes a Config, calls build, check, serve or
+deploy; or makes a new site (init).
 
-Exit status: 0 ok, 1 content errors, 2 usage errors.
+Exit status: 0 ok, 1 content errors (or a deploy refused or failed), 2 usage errors.
 """
 
 from __future__ import annotations
@@ -12,22 +12,31 @@ import re
 import sys
 import time
 import webbrowser
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import click
 
+from desk.budget import budget_data, measure, stories_per_day, worth_measuring
 from desk.build import BuildReport, build
 from desk.cache import BuildCache
 from desk.catalog import Clock
-from desk.config import CONFIG_FILE, Config, ConfigError, find_project_file, load_config
+from desk.config import (
+    CONFIG_FILE,
+    Config,
+    ConfigError,
+    DeployConfig,
+    find_project_file,
+    load_config,
+    load_deploy_config,
+)
 from desk.findings import Finding
 from desk.inspection import inspect_content
 from desk.linkcheck import check_links
 from desk.parallel import MAX_JOBS, default_jobs, fork_safe
-from desk.report import report_data, report_markdown
+from desk.report import report_data, report_markdown, size_line
 from desk.scaffold import ScaffoldError, scaffold
 from desk.serve import DevServer, ServeError
 from desk.target import FreshStaging, RecycledSpare
@@ -140,19 +149,36 @@ def build_command(content: Path | None, out: Path | None, base_url: str | None,
     # --no-cache: a build from nothing into a fresh folder, remembering nothing.
     target = FreshStaging(out) if no_cache else RecycledSpare(out)
     cache = BuildCache() if no_cache else BuildCache.saved_for(config.cache_dir, out)
-    report = build(config, Clock(now or datetime.now(UTC), future), target, cache, jobs,
-                   bar.update)
+    built_at = now or datetime.now(UTC)
+    report = build(config, Clock(built_at, future), target, cache, jobs, bar.update)
     bar.finish()
     echo_findings(report.findings if level > QUIET else report.errors)
-    write_reports(report, report_file)
+    size = site_budget(report, built_at, report_file is not None)
+    write_reports(report, report_file, size)
     if not report.ok:
         click.echo(f"Build failed: {len(report.errors)} error(s); "
                    f"{config.output_dir} was left as it was.", err=True)
         sys.exit(1)
     if level > QUIET:
         click.echo(summary(report))
+        if size is not None:
+            click.echo(size_line(size))
+    if size is not None and size["warning"]:
+        click.echo(size["warning"], err=True)
     if level >= VERBOSE:
         click.echo(details(report, jobs), err=True)
+
+
+def site_budget(report: BuildReport, now: datetime, wanted: bool) -> dict[str, Any] | None:
+    """The built site's size figures and budget warning, when `wanted` (for the report)
+    or when the site may be near the warning line; None otherwise."""
+    if not report.ok or report.out_dir is None:
+        return None
+    if not (wanted or worth_measuring(len(report.published))):
+        return None
+    size = measure(report.out_dir, len(report.published))
+    rate = stories_per_day((s.summary.published_at for s in report.published), now)
+    return budget_data(size, rate, now)
 
 
 class ProgressBar:
@@ -185,9 +211,10 @@ class ProgressBar:
             self._stream.flush()
 
 
-def write_reports(report: BuildReport, report_file: Path | None) -> None:
+def write_reports(report: BuildReport, report_file: Path | None,
+                  size: dict[str, Any] | None = None) -> None:
     """The JSON report, and the Markdown job summary when GitHub Actions asks for one."""
-    data = report_data(report)
+    data = report_data(report, size)
     if report_file is not None:
         report_file.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n",
                                encoding="utf-8")
@@ -339,3 +366,77 @@ def init_command(folder: Path, base_url: str, title: str | None, quiet: bool,
             click.echo(f"  {path}")
     if level > QUIET:
         click.echo(f"Started a site in {folder}. Next: cd {folder} && desk serve")
+
+
+@main.command("deploy")
+@click.option("--to", "target_url", required=True, metavar="s3://BUCKET[/PREFIX]",
+              help="The bucket (and key prefix) to publish the site to.")
+@click.option("--endpoint-url", help="The store's S3 endpoint, for stores other than AWS.")
+@click.option("--dry-run", is_flag=True, help="Show what would change; change nothing.")
+@click.option("--max-deletes", type=click.IntRange(min=0), help="Stop before changing "
+              "anything when more objects would be deleted (default: [tool.desk.deploy] "
+              "max_deletes, 1000).")
+@click.option("--site", type=click.Path(path_type=Path, file_okay=False, exists=True),
+              help="The built site to deploy (default: the output folder).")
+@click.option("--jobs", type=click.IntRange(1, 64), default=16, show_default=True,
+              help="Uploads at once.")
+@click.option("--report", "report_file", type=click.Path(path_type=Path, dir_okay=False),
+              help="Write a JSON deploy report here.")
+@config_option
+def deploy_command(target_url: str, endpoint_url: str | None, dry_run: bool,
+                   max_deletes: int | None, site: Path | None, jobs: int,
+                   report_file: Path | None, config_file: Path | None) -> None:
+    """Upload the changed files of a built site to an S3-compatible bucket."""
+    # Imported here: boto3 takes longer to import than a small build takes to run.
+    from desk.deploy.run import DeployError, deploy
+    from desk.deploy.store import Bucket, make_client
+    from desk.deploy.summary import deploy_data, deploy_line, deploy_markdown
+    from desk.deploy.target import Target
+    from desk.writer import MARKER
+
+    config = make_config(config_file)
+    settings = deploy_settings(config_file, max_deletes)
+    folder = site if site is not None else config.output_dir
+    if not (folder / MARKER).is_file():
+        raise click.UsageError(f"{folder} is not a site built by desk build (no {MARKER})")
+    try:
+        target = Target.parse(target_url)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--to") from None
+    bucket = Bucket(make_client(endpoint_url, jobs), target)
+    try:
+        data = deploy_data(deploy(folder, bucket, settings, dry_run, jobs, echo_err))
+    except DeployError as exc:
+        data = deploy_data(exc.outcome, str(exc))
+    write_deploy_reports(data, report_file, deploy_markdown)
+    if not data["ok"]:
+        click.echo(f"Deploy failed: {data['error']}", err=True)
+        sys.exit(1)
+    click.echo(deploy_line(data))
+
+
+def deploy_settings(config_file: Path | None, max_deletes: int | None) -> DeployConfig:
+    """[tool.desk.deploy] with the flags that override it, or a usage error."""
+    try:
+        settings = load_deploy_config(config_file)
+    except ConfigError as exc:
+        raise click.UsageError(str(exc)) from None
+    if max_deletes is not None:
+        settings = settings.model_copy(update={"max_deletes": max_deletes})
+    return settings
+
+
+def echo_err(line: str) -> None:
+    """A progress line on stderr."""
+    click.echo(line, err=True)
+
+
+def write_deploy_reports(data: dict[str, Any], report_file: Path | None,
+                         markdown: Callable[[dict[str, Any]], str]) -> None:
+    """The JSON deploy report, and the job summary under GitHub Actions."""
+    if report_file is not None:
+        report_file.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if step_summary:
+        with open(step_summary, "a", encoding="utf-8") as handle:
+            handle.write(markdown(data))

@@ -97,6 +97,34 @@ class Config(BaseModel):
         return self.publication_name or self.title
 
 
+class CacheControl(BaseModel):
+    """The Cache-Control header `desk deploy` gives each kind of file (see desk.kinds)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    asset: str = "public, max-age=31536000, immutable"  # content-hashed names
+    static: str = "public, max-age=3600"
+    story: str = "public, max-age=300"
+    search: str = "public, max-age=300"
+    list: str = "public, max-age=300"
+    feed: str = "public, max-age=300"
+
+
+class DeployConfig(BaseModel):
+    """`[tool.desk.deploy]`: how `desk deploy` updates the bucket.
+
+    Kept apart from Config so that changing it never invalidates a build's memory.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    max_deletes: int = Field(default=1000, ge=0)
+    # Replaced content-hashed files stay this long for pages still in caches (pages are
+    # cached five minutes by default; publishes come hourly).
+    keep_replaced_minutes: float = Field(default=30, ge=0)
+    cache_control: CacheControl = Field(default_factory=CacheControl)
+
+
 def find_project_file(start: Path) -> Path | None:
     """The nearest desk.toml, or pyproject.toml with a [tool.desk] table, from start
     upwards (in one folder, desk.toml first)."""
@@ -141,6 +169,7 @@ def load_config(
     prefix = ""
     if project_file is not None:
         values, prefix = _read_settings(project_file)
+        values.pop("deploy", None)  # read by load_deploy_config
         root = project_file.parent
         defaults = {"content_dir": "content", "output_dir": "public", "cache_dir": ".desk-cache",
                     "templates_dir": "templates", "static_dir": "static"}
@@ -171,6 +200,22 @@ def _describe(exc: ValidationError, project_file: Path | None, prefix: str) -> s
         else:
             lines.append(f"{project_file or 'configuration'}: {prefix}{key}: {message}")
     return "\n".join(lines)
+
+
+def load_deploy_config(project_file: Path | None = None) -> DeployConfig:
+    """Read the deploy settings ([tool.desk.deploy], or [deploy] in desk.toml) from
+    project_file (or the nearest one); defaults without."""
+    if project_file is None:
+        project_file = find_project_file(Path.cwd())
+    values: dict[str, Any] = {}
+    prefix = ""
+    if project_file is not None:
+        settings, prefix = _read_settings(project_file)
+        values = settings.get("deploy", {})
+    try:
+        return DeployConfig.model_validate(values)
+    except ValidationError as exc:
+        raise ConfigError(_describe(exc, project_file, prefix + "deploy.")) from None
 
 
 def _relative_to_cwd(path: Path) -> Path:

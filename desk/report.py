@@ -9,8 +9,8 @@ from desk.build import BuildReport
 from desk.render.templates import isotime
 
 
-def report_data(report: BuildReport) -> dict[str, Any]:
-    """JSON-ready publish report."""
+def report_data(report: BuildReport, size: dict[str, Any] | None = None) -> dict[str, Any]:
+    """JSON-ready publish report; `size` is the built site's (desk.budget.budget_data)."""
     held = [{"id": s.summary.id, "url_path": s.url_path, "path": s.path,
              "published_at": isotime(s.summary.published_at)} for s in report.held]
     return {
@@ -25,6 +25,7 @@ def report_data(report: BuildReport) -> dict[str, Any]:
         "warnings": [f.as_dict() | {"line": f.format()} for f in report.warnings],
         "timings": {stage: round(seconds, 3) for stage, seconds in report.timings.items()},
         "output": {"files": report.files, "bytes": report.bytes, "reused": report.reused},
+        "size": size,
     }
 
 
@@ -47,6 +48,8 @@ def report_markdown(data: dict[str, Any]) -> str:
         lines += ["| newsroom | stories |", "|---|---|"]
         lines += [f"| {name} | {count} |" for name, count in data["newsrooms"].items()]
         lines.append("")
+    if data.get("size"):
+        lines += size_markdown(data["size"])
     if data["held"]:
         lines += ["Held for later:", ""]
         lines += [f"- `{h['url_path']}` at {h['published_at']}" for h in data["held"][:20]]
@@ -56,3 +59,31 @@ def report_markdown(data: dict[str, Any]) -> str:
         lines += [f"- `{r['line']}`" for r in data["refused"][:50]]
         lines.append("")
     return "\n".join(lines) + "\n"
+
+
+def size_markdown(size: dict[str, Any]) -> list[str]:
+    """The size figures: the site's bytes, by part and per story, against the limit."""
+    stories = max(1, size["stories"])
+    lines = [
+        size_line(size),
+        "",
+        "| part | MB | KB per story |",
+        "|---|---|---|",
+    ]
+    lines += [f"| {part} | {value / 1e6:,.1f} | {value / stories / 1000:,.1f} |"
+              for part, value in size["parts"].items()]
+    lines.append("")
+    if size["warning"]:
+        lines += [f"**{size['warning']}**", ""]
+    return lines
+
+
+def size_line(size: dict[str, Any]) -> str:
+    """One line: the site's bytes, per story, and its share of GitHub Pages' limit."""
+    line = (f"Site: {size['bytes'] / 1e6:,.1f} MB in {size['files']:,} files, "
+            f"{size['bytes_per_story'] / 1000:,.1f} KB per story, "
+            f"{size['share_of_limit']:.1%} of GitHub Pages' limit")
+    if size["limit_reached_on"]:
+        line += (f" (reached around {size['limit_reached_on']} at {size['stories_per_day']} "
+                 "stories a day)")
+    return line + "."

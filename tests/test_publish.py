@@ -41,6 +41,7 @@ CURRENT_ACTIONS = {
     "actions/configure-pages": "v6",
     "actions/upload-pages-artifact": "v5",
     "actions/deploy-pages": "v5",
+    "aws-actions/configure-aws-credentials": "v6",
 }
 
 
