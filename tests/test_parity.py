@@ -12,6 +12,8 @@ from conftest import NOW
 from storygen import SEED_PATH
 
 STORY = "stories/2026-11-14/inference-throughput-race-kimi-deepseek/"
+# A citation marker in index.md: [2], its brackets escaped (literal text, never a link).
+MD_MARKER = r"\\\[(\d+)\\\]"
 
 
 def number(link: lxml.html.HtmlElement) -> str:
@@ -40,7 +42,7 @@ def test_every_text_appears_in_all_three_formats(desk, content: Path, tmp_path: 
     md_markers = []
     for fact in data["key_facts"]:
         line = next(line for line in markdown.splitlines() if fact["text"] in line)
-        md_markers.append(re.findall(r"\[(\d+)\]$", line) + re.findall(r"\[(\d+)\](?=\[)", line))
+        md_markers.append(re.findall(MD_MARKER, line))
     html_markers = [
         [number(a) for a in html.get_element_by_id(f"kf{i}").cssselect("a.cite")]
         for i in range(1, len(data["key_facts"]) + 1)
@@ -52,7 +54,7 @@ def test_every_text_appears_in_all_three_formats(desk, content: Path, tmp_path: 
                for pi in range(1, len(s["paragraphs"]) + 1)]
     for paragraph, anchor in zip(paragraphs, anchors, strict=True):
         md_tail = markdown.split(paragraph["markdown"], 1)[1].split("\n", 1)[0]
-        md_numbers = re.findall(r"\[(\d+)\]", md_tail)
+        md_numbers = re.findall(MD_MARKER, md_tail)
         element = html.get_element_by_id(anchor)
         html_numbers = [number(a) for a in element.cssselect("a.cite")]
         assert md_numbers == html_numbers and html_numbers

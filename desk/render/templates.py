@@ -23,6 +23,7 @@ from markupsafe import Markup
 from desk import urls
 from desk.config import Config
 from desk.findings import Finding
+from desk.render.plaintext import md_code, md_fence, md_text, md_url
 
 
 def make_environment(config: Config, reload: bool = True) -> Environment:
@@ -45,6 +46,10 @@ def make_environment(config: Config, reload: bool = True) -> Environment:
         yaml=yaml_string,
         oneline=oneline,
         append_inline=append_inline,
+        md=md_text,
+        md_url=md_url,
+        md_code=md_code,
+        md_fence=md_fence,
     )
     return env
 
@@ -64,8 +69,15 @@ def humantime(value: datetime) -> str:
 
 
 def yaml_string(value: object) -> str:
-    """A YAML scalar that cannot break the front matter (JSON strings are YAML)."""
-    return json.dumps(str(value), ensure_ascii=False)
+    """A YAML scalar that cannot break the front matter (JSON strings are YAML).
+
+    <, >, &, [ and ] are written as \\u escapes: a Markdown reader that knows no front
+    matter shows it as text, where they could otherwise start raw HTML, an entity or a
+    link."""
+    return json.dumps(str(value), ensure_ascii=False).translate(_YAML_ESCAPES)
+
+
+_YAML_ESCAPES = str.maketrans({c: f"\\u{ord(c):04x}" for c in "<>&[]"})
 
 
 def oneline(value: str) -> str:
