@@ -78,6 +78,7 @@ def inspect_content(
             loaded.append(item)
     findings += url_collisions(loaded)
     findings += cross_story_findings(loaded, config)
+    findings += newsroom_title_conflicts(loaded)
     return LoadResult(tuple(loaded), tuple(findings)), sort_findings(findings)
 
 
@@ -208,3 +209,28 @@ def edition_start(edition: str) -> datetime:
 def _ids(ids: object) -> str:
     assert isinstance(ids, tuple | dict | set)
     return "[" + ", ".join(sorted(ids)) + "]"
+
+
+def newsroom_title_conflicts(stories: list[LoadedStory]) -> list[Finding]:
+    """Stories of one newsroom that carry different newsroom_titles: a warning for each
+    title that loses, naming both files and both titles. The newest story's title wins
+    (catalog.newsroom_title reads the stories newest first)."""
+    winners: dict[str, LoadedStory] = {}
+    reported: set[tuple[str, str]] = set()
+    findings: list[Finding] = []
+    newest_first = sorted(stories, key=lambda s: (s.summary.published_at, s.summary.id),
+                          reverse=True)
+    for item in newest_first:
+        story = item.summary
+        if not story.newsroom_title:
+            continue
+        winner = winners.setdefault(story.newsroom, item)
+        title = winner.summary.newsroom_title
+        if story.newsroom_title != title and (story.newsroom, story.newsroom_title) not in reported:
+            reported.add((story.newsroom, story.newsroom_title))
+            findings.append(Finding(
+                item.path, "/newsroom_title", "newsroom-title-conflict",
+                f"{story.newsroom_title!r} differs from {title!r} in {winner.path}, another "
+                f"story of newsroom {story.newsroom!r}; the newest story's title is used",
+                severity="warning"))
+    return findings
