@@ -4,6 +4,11 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 ARGS ?=
+# The current Nu HTML checker (npm's vnu-jar, run on the system's Java) for the HTML gate
+# of `make test`, installed into .tools/ (ignored by git). Bump the version deliberately.
+VNU_VERSION := 26.9.27
+TOOLS := .tools
+VNU_STAMP := $(TOOLS)/.vnu-$(VNU_VERSION)
 
 .PHONY: build serve test check lint golden bench fuzz screenshots clean
 
@@ -27,7 +32,13 @@ lint: $(STAMP)
 	$(BIN)/ruff check desk tests bench
 	$(BIN)/mypy
 
-test: lint
+$(VNU_STAMP):
+	@if command -v npm >/dev/null 2>&1; then \
+	  npm install --prefix $(TOOLS) --silent --no-audit --no-fund --no-save vnu-jar@$(VNU_VERSION) \
+	  && touch $@; \
+	else echo "npm not found: the HTML validity gate is skipped (CI installs npm)"; fi
+
+test: lint $(VNU_STAMP)
 	$(BIN)/python -m pytest -q $(ARGS)
 
 golden: $(STAMP)
@@ -52,5 +63,5 @@ screenshots: $(STAMP)
 	$(BIN)/python tests/screenshots.py
 
 clean:
-	rm -rf public .public.desk-* .desk-cache .bench .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf public .public.desk-* .desk-cache .bench .tools .pytest_cache .mypy_cache .ruff_cache .hypothesis
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +
