@@ -79,6 +79,7 @@ def inspect_content(
     findings += url_collisions(loaded)
     findings += cross_story_findings(loaded, config)
     findings += newsroom_title_conflicts(loaded)
+    findings += reuse_terms_missing(config)
     return LoadResult(tuple(loaded), tuple(findings)), sort_findings(findings)
 
 
@@ -234,3 +235,14 @@ def newsroom_title_conflicts(stories: list[LoadedStory]) -> list[Finding]:
                 f"story of newsroom {story.newsroom!r}; the newest story's title is used",
                 severity="warning"))
     return findings
+
+
+def reuse_terms_missing(config: Config) -> list[Finding]:
+    """A warning when the configuration states no reuse terms: /terms/reuse/ and
+    /.well-known/reuse.json would say almost nothing while stories carry their own."""
+    if any(config.reuse.get(key) for key in REUSE_FIELDS):
+        return []
+    return [Finding("[tool.desk.reuse]", "", "reuse-terms-missing",
+                    "the configuration states no reuse terms, so /terms/reuse/ and "
+                    "/.well-known/reuse.json say none (each story's index.json keeps its "
+                    "own): add the table to pyproject.toml", severity="warning")]

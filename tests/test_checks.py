@@ -180,3 +180,25 @@ def test_newsroom_title_conflicts_name_both_files_and_titles(desk, content: Path
     assert "'Climate Desk' differs from 'Climate'" in built.stderr
     page = (out / "n" / "climate" / "index.html").read_text(encoding="utf-8")
     assert "<h1>Climate</h1>" in page
+
+
+def test_missing_reuse_terms_are_a_warning(content: Path, tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from desk.cli import main
+
+    write_story(content, make_story(1))
+    project = tmp_path / "pyproject.toml"
+    project.write_text('[tool.desk]\ntitle = "No terms"\n', encoding="utf-8")
+    result = CliRunner().invoke(main, ["check", "--config", str(project),
+                                       "--content", str(content)])
+    assert result.stdout.splitlines() == [
+        "[tool.desk.reuse]: [reuse-terms-missing] the configuration states no reuse terms, "
+        "so /terms/reuse/ and /.well-known/reuse.json say none (each story's index.json "
+        "keeps its own): add the table to pyproject.toml"]
+    assert result.exit_code == 0
+    project.write_text('[tool.desk]\n[tool.desk.reuse]\nsummary = "Free to quote."\n',
+                       encoding="utf-8")
+    result = CliRunner().invoke(main, ["check", "--config", str(project),
+                                       "--content", str(content)])
+    assert result.stdout == "" and result.exit_code == 0

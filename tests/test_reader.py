@@ -107,11 +107,12 @@ def test_search_finds_the_seed_story(browser, base_url: str) -> None:
 def test_citation_reveals_its_source_on_keyboard_focus(browser, base_url: str) -> None:
     page = browser.new_page()
     page.goto(base_url + STORY)
-    tip = page.locator("#kf1 .cite-tip").first
+    tip = page.locator("#kf1 .cite-tip").first  # the script's, from the sources list
     assert tip.bounding_box()["width"] <= 1
     page.focus("#kf1 a.cite")
     assert tip.bounding_box()["width"] > 50
     assert "Kimi K3.1 Pro" in tip.inner_text()
+    assert page.locator("#kf1 a.cite").first.get_attribute("aria-label") == "source 1"
     page.close()
 
 
@@ -179,3 +180,40 @@ def test_story_blocks_are_present_and_labelled(site: Path) -> None:
     assert document.xpath('//section[@class="corrections"]')
     assert document.xpath('//aside[@class="decision-card"]')
     assert document.xpath('//article[@data-pagefind-body]')
+
+
+def test_every_page_links_the_favicon(site: Path) -> None:
+    for page in site.rglob("*.html"):
+        if "pagefind" in page.parts:
+            continue
+        links = lxml.html.fromstring(page.read_bytes()).xpath('//link[@rel="icon"]')
+        assert [(link.get("href"), link.get("type")) for link in links] == [
+            ("/static/favicon.svg", "image/svg+xml")], page
+    icon = (site / "static/favicon.svg").read_bytes()
+    assert icon.startswith(b"<svg") and len(icon) < 1000
+
+
+def test_citations_and_byline_read_well_without_css(site: Path) -> None:
+    document = head_of(site)
+    markers = document.cssselect("a.cite")
+    assert len(markers) > 10
+    for marker in markers:
+        number = re.fullmatch(r"\[(\d+)\]", marker.text_content())
+        assert number, marker.text_content()  # the marker's whole text
+        assert marker.get("aria-label") == f"source {number.group(1)}"
+        assert marker.get("href") == f"#src-{number.group(1)}"
+    body = document.find("body").text_content()
+    title = "Kimi K3.1 Pro: more throughput from the same GPUs"
+    assert body.count(title) == 1  # in the sources list, once
+    byline = " ".join(document.cssselect(".byline")[0].text_content().split())
+    assert byline == ("Confirmed · 3 Manifests · Artificial Intelligence · infrastructure · "
+                      "14 November 2026, 12:36 UTC · Edition 2026-11-14T12")
+    front = lxml.html.fromstring((site / "index.html").read_bytes())
+    meta = " ".join(front.cssselect(".card .meta")[0].text_content().split())
+    assert meta.endswith(" · 14 November 2026, 12:36 UTC") and "  " not in meta, meta
+
+
+def test_story_html_is_not_much_larger_than_its_json(site: Path) -> None:
+    folder = site / STORY.strip("/")
+    html, data = (folder / "index.html").stat().st_size, (folder / "index.json").stat().st_size
+    assert html < 1.4 * data, (html, data)

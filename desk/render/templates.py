@@ -122,6 +122,7 @@ class SiteContext:
     stylesheet: str
     script: str
     og_image: str
+    favicon: str
     search_href: str
     feeds: tuple[FeedLink, ...]
 
@@ -146,6 +147,7 @@ def site_context(config: Config, assets: dict[str, str]) -> SiteContext:
         stylesheet=assets.get("site.css", href("/static/site.css")),
         script=assets.get("site.js", ""),
         og_image=urls.absolute(config, "/static/og-default.png"),
+        favicon=assets.get("favicon.svg", ""),
         search_href=href(urls.SEARCH) if config.search else "",
         feeds=(
             FeedLink("application/rss+xml", href(urls.feed_path(urls.FEED_RSS)),
