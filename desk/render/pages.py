@@ -210,23 +210,49 @@ def render_site_pages(
     yield from render_llms(catalog, config, latest_markdown)
 
 
+# The front page: the latest edition, then the newest stories of every newsroom not
+# already in it, and the editions before it.
+FRONT_STORIES_PER_NEWSROOM = 4
+FRONT_EDITIONS = 6
+
+
 def front_page(pages: Pages) -> Iterator[Output]:
+    """/: leads with the latest edition, then each newsroom's newest other stories and
+    the recent editions, in HTML and in its index.json."""
     catalog, config = pages.catalog, pages.config
     latest = catalog.latest_edition
     stories = latest.stories if latest else ()
     groups = pages.by_newsroom(stories)
     cards = [c for g in groups for c in g.cards]  # in the order the page shows them
+    shown = {s.url_path for s in stories}
+    newest = tuple(
+        CardGroup(g.title, pages.href(urls.newsroom_path(g.key)), tuple(
+            pages.card(s) for s in [s for s in g.stories if s.url_path not in shown]
+            [:FRONT_STORIES_PER_NEWSROOM]))
+        for g in catalog.newsrooms)
+    editions = [(g.key, pages.href(urls.edition_path(g.key)), len(g.stories))
+                for g in catalog.editions[1: 1 + FRONT_EDITIONS]]
     meta = PageMeta(title=config.title, description=config.description,
                     canonical=pages.absolute(urls.HOME))
     newsrooms = [(g.title, pages.href(urls.newsroom_path(g.key)), len(g.stories))
                  for g in catalog.newsrooms]
+    data = listing(
+        config.title, pages.absolute(urls.HOME), cards,
+        edition=latest.key if latest else None,
+        newsrooms=[{"newsroom": g.key, "title": g.title,
+                    "url": pages.absolute(urls.newsroom_path(g.key)),
+                    "stories": [c.as_json() for c in group.cards]}
+                   for g, group in zip(catalog.newsrooms, newest, strict=True)],
+        editions=[{"edition": key, "stories": count,
+                   "url": pages.absolute(urls.edition_path(key))}
+                  for key, _, count in editions])
     yield from pages.page(
-        urls.HOME, "front.html", meta,
-        listing(config.title, pages.absolute(urls.HOME), cards,
-                edition=latest.key if latest else None),
+        urls.HOME, "front.html", meta, data,
         edition=latest.key if latest else "",
         edition_href=pages.href(urls.edition_path(latest.key)) if latest else "",
         groups=groups,
+        newest=tuple(g for g in newest if g.cards),
+        editions=editions,
         newsrooms=newsrooms,
     )
 
