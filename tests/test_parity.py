@@ -66,3 +66,18 @@ def test_every_text_appears_in_all_three_formats(desk, content: Path, tmp_path: 
     assert alternates["text/markdown"] == "/" + STORY + "index.md"
     assert alternates["application/json"] == "/" + STORY + "index.json"
     assert data["links"]["markdown"].endswith(STORY + "index.md")
+
+
+def test_blocks_come_in_the_same_order_in_html_and_markdown(desk, content: Path,
+                                                             tmp_path: Path) -> None:
+    shutil.copy(SEED_PATH, content / "stories" / SEED_PATH.name)
+    out = tmp_path / "public"
+    assert desk("build", "--content", str(content), "--out", str(out), "--now", NOW).exit_code == 0
+    html = lxml.html.fromstring((out / STORY / "index.html").read_bytes())
+    html_order = [" ".join(h.text_content().split()) for h in html.cssselect("article h2")]
+    markdown = (out / STORY / "index.md").read_text(encoding="utf-8")
+    md_order = [line[3:] for line in markdown.splitlines() if line.startswith("## ")]
+    # The decision card follows the key facts in both.
+    assert html_order[:2] == md_order[:2] == ["Key facts", "Decision card"]
+    shared = [h for h in html_order if h in md_order]
+    assert shared == [h for h in md_order if h in html_order] and len(shared) >= 8
