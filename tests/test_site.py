@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime, timedelta
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -137,7 +138,7 @@ def test_front_page_also_shows_each_newsrooms_newest_and_recent_editions(corpus)
         f"/editions/{e}/" for e in editions[1:7]]
     # Headings step down one level at a time: h1, then h2 sections, then h3.
     levels = [int(h.tag[1]) for h in page.iter("h1", "h2", "h3", "h4")]
-    assert levels[0] == 1 and all(b - a <= 1 for a, b in zip(levels, levels[1:]))
+    assert levels[0] == 1 and all(b - a <= 1 for a, b in pairwise(levels))
 
 
 @pytest.mark.parametrize("count,pages", [(4, 1), (5, 2), (8, 2), (9, 3)])
