@@ -8,6 +8,11 @@ ARGS ?=
 # and, with the test tools, what `make` installs into .venv. `make lock` updates both.
 LOCK := requirements.lock
 TEST_LOCK := requirements-test.lock
+# The current Nu HTML checker (npm's vnu-jar, run on the system's Java) for the HTML gate
+# of `make test`, installed into .tools/ (ignored by git). Bump the version deliberately.
+VNU_VERSION := 26.9.27
+TOOLS := .tools
+VNU_STAMP := $(TOOLS)/.vnu-$(VNU_VERSION)
 
 .PHONY: build serve test check lint golden bench fuzz screenshots clean lock
 
@@ -43,7 +48,13 @@ lint: $(STAMP)
 	$(BIN)/mypy
 	$(BIN)/actionlint .github/workflows/*.yml desk/starter/publish.yml
 
-test: lint
+$(VNU_STAMP):
+	@if command -v npm >/dev/null 2>&1; then \
+	  npm install --prefix $(TOOLS) --silent --no-audit --no-fund --no-save vnu-jar@$(VNU_VERSION) \
+	  && touch $@; \
+	else echo "npm not found: the HTML validity gate is skipped (CI installs npm)"; fi
+
+test: lint $(VNU_STAMP)
 	$(BIN)/python -m pytest -q $(ARGS)
 
 golden: $(STAMP)
@@ -68,5 +79,5 @@ screenshots: $(STAMP)
 	$(BIN)/python tests/screenshots.py
 
 clean:
-	rm -rf public .public.desk-* .desk-cache .bench .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf public .public.desk-* .desk-cache .bench .tools .pytest_cache .mypy_cache .ruff_cache .hypothesis
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +

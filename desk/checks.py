@@ -30,6 +30,8 @@ REUSE_DIFFERS = "reuse-differs"
 DUPLICATE_URL = "duplicate-url"
 DUPLICATE_ID = "duplicate-id"
 RELATED_MISSING = "related-missing"
+NEWSROOM_TITLE_CONFLICT = "newsroom-title-conflict"
+REUSE_TERMS_MISSING = "reuse-terms-missing"
 
 
 @dataclass(frozen=True)
@@ -169,6 +171,40 @@ def related_resolve(stories: Sequence[LoadedStory], config: Config) -> Iterator[
                               severity="warning")
 
 
+def newsroom_titles_agree(stories: Sequence[LoadedStory], config: Config
+                          ) -> Iterator[Finding]:
+    """Stories of one newsroom that carry different newsroom_titles: a warning for each
+    title that loses, naming both files and both titles. The newest story's title wins
+    (catalog.newsroom_title reads the stories newest first)."""
+    winners: dict[str, LoadedStory] = {}
+    reported: set[tuple[str, str]] = set()
+    newest_first = sorted(stories, key=lambda s: (s.summary.published_at, s.summary.id),
+                          reverse=True)
+    for item in newest_first:
+        story = item.summary
+        if not story.newsroom_title:
+            continue
+        winner = winners.setdefault(story.newsroom, item)
+        title = winner.summary.newsroom_title
+        if story.newsroom_title != title and (story.newsroom, story.newsroom_title) not in reported:
+            reported.add((story.newsroom, story.newsroom_title))
+            yield Finding(
+                item.path, "/newsroom_title", NEWSROOM_TITLE_CONFLICT,
+                f"{story.newsroom_title!r} differs from {title!r} in {winner.path}, another "
+                f"story of newsroom {story.newsroom!r}; the newest story's title is used",
+                severity="warning")
+
+
+def reuse_terms_stated(stories: Sequence[LoadedStory], config: Config) -> Iterator[Finding]:
+    """A warning when the configuration states no reuse terms: /terms/reuse/ and
+    /.well-known/reuse.json would say almost nothing while stories carry their own."""
+    if not any(config.reuse.get(key) for key in REUSE_FIELDS):
+        yield Finding("[tool.desk.reuse]", "", REUSE_TERMS_MISSING,
+                      "the configuration states no reuse terms, so /terms/reuse/ and "
+                      "/.well-known/reuse.json say none (each story's index.json keeps its "
+                      "own): add the table to the settings", severity="warning")
+
+
 STORY_RULES: tuple[StoryRule, ...] = (
     citations,
     cited_ids_match,
@@ -183,6 +219,8 @@ ACROSS_RULES: tuple[AcrossRule, ...] = (
     unique_urls,
     unique_ids,
     related_resolve,
+    newsroom_titles_agree,
+    reuse_terms_stated,
 )
 
 

@@ -209,7 +209,11 @@ def load_story_file(path: Path, findings: list[Finding]) -> tuple[Story, str] | 
 
 
 def parse_json(raw: bytes, shown: str, findings: list[Finding]) -> Any:
-    """Decode UTF-8 (BOM allowed) JSON; on failure append a finding and return None."""
+    """Decode UTF-8 (BOM allowed) JSON; on failure append a finding and return None.
+
+    However pathological the file (nesting thousands deep, numbers beyond any float,
+    NaN, lone surrogates), the outcome is a finding, never an exception.
+    """
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -219,15 +223,10 @@ def parse_json(raw: bytes, shown: str, findings: list[Finding]) -> Any:
     try:
         data = orjson.loads(text)
         strict = True  # orjson refuses lone surrogates, so none can be in data
-    except orjson.JSONDecodeError:
+    except orjson.JSONDecodeError as fast_error:
         strict = False
-        # The stdlib parser says where the error is; it also reads lone surrogate escapes,
-        # which orjson refuses, so they get their own clear message below.
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            findings.append(Finding(shown, "", "invalid-json", f"invalid JSON: {exc.msg}",
-                                    line=exc.lineno, column=exc.colno))
+        data = _parse_slowly(text, fast_error, shown, findings)
+        if data is _UNREADABLE:
             return None
     bad = [] if strict else list(_lone_surrogates(data, ""))
     for pointer in bad:
@@ -239,9 +238,75 @@ def parse_json(raw: bytes, shown: str, findings: list[Finding]) -> Any:
         findings.append(Finding(shown, "", "invalid-type",
                                 f"expected an object, got {_json_type(data)}"))
         return None
+    deep = _too_deep(data) if raw.count(b"[") + raw.count(b"{") > MAX_NESTING else None
+    if deep is not None:
+        findings.append(Finding(shown, deep, "too-deep",
+                                f"nested more than {MAX_NESTING} levels deep"))
+        return None
     if _may_hold_forbidden(raw):
         data = _without_forbidden(data, "", shown, findings)
     return data
+
+
+# Arrays and objects inside one another: a story needs fewer than ten levels. The limit
+# keeps every later step (validation, rendering, index.json) far from Python's own.
+MAX_NESTING = 64
+_UNREADABLE = object()
+
+
+class _NotJson(ValueError):
+    """A value that Python's parser reads but JSON does not have (NaN, Infinity, 1e400)."""
+
+
+def _refuse_constant(name: str) -> Any:
+    raise _NotJson(f"{name} is not a JSON number")
+
+
+def _finite(literal: str) -> float:
+    value = float(literal)
+    if value in (float("inf"), float("-inf")):
+        raise _NotJson(f"number {literal[:20]} is too large")
+    return value
+
+
+def _parse_slowly(text: str, fast_error: orjson.JSONDecodeError, shown: str,
+                  findings: list[Finding]) -> Any:
+    """What orjson refused, read by the stdlib parser: it says where a syntax error is,
+    and reads lone surrogate escapes (reported by the caller) and integers of any size."""
+    try:
+        return json.loads(text, parse_constant=_refuse_constant, parse_float=_finite)
+    except json.JSONDecodeError as exc:
+        findings.append(Finding(shown, "", "invalid-json", f"invalid JSON: {exc.msg}",
+                                line=exc.lineno, column=exc.colno))
+    except (RecursionError, ValueError) as exc:
+        # Nesting too deep for Python, a number it cannot hold, NaN: orjson says where.
+        reason = str(exc) if isinstance(exc, _NotJson) else _orjson_reason(fast_error.msg)
+        findings.append(Finding(shown, "", "invalid-json", f"invalid JSON: {reason}",
+                                line=fast_error.lineno, column=fast_error.colno))
+    return _UNREADABLE
+
+
+def _orjson_reason(message: str) -> str:
+    if "depth" in message or "recursion" in message:
+        return "arrays and objects nested too deeply"
+    if "infinity" in message:
+        return "a number is too large"
+    return message
+
+
+def _too_deep(data: Any) -> str | None:
+    """The JSON pointer of the first array or object nested deeper than MAX_NESTING."""
+    stack: list[tuple[Any, str, int]] = [(data, "", 0)]
+    while stack:
+        value, pointer, depth = stack.pop()
+        if depth > MAX_NESTING:
+            return pointer
+        children = (value.items() if isinstance(value, dict)
+                    else enumerate(value) if isinstance(value, list) else ())
+        for key, child in children:
+            if isinstance(child, dict | list):
+                stack.append((child, f"{pointer}/{escape_pointer(str(key))}", depth + 1))
+    return None
 
 
 def validate_story(data: dict[str, Any], shown: str, findings: list[Finding]) -> Story | None:

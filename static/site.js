@@ -18,6 +18,17 @@
     pre.parentNode.appendChild(button);
   });
 
+  // Citation markers: the source's title, publisher and date on hover and focus, read
+  // from the sources list (the page says them once, there).
+  document.querySelectorAll("a.cite").forEach(function (link) {
+    var source = document.getElementById(link.getAttribute("href").slice(1));
+    if (!source) return;
+    var tip = document.createElement("span");
+    tip.className = "cite-tip";
+    tip.textContent = " " + source.textContent.replace(/\s+/g, " ").trim();
+    link.appendChild(tip);
+  });
+
   // Relative times beside the UTC ones ("3 hours ago").
   var units = [["year", 31536000], ["month", 2592000], ["week", 604800], ["day", 86400],
                ["hour", 3600], ["minute", 60]];
@@ -43,6 +54,16 @@
   if (box && window.PagefindUI) {
     var ui = new window.PagefindUI({ element: "#search", bundlePath: box.dataset.bundle,
                                      showSubResults: true, resetStyles: false });
+    // Pagefind's box has only a placeholder: give it a visible label.
+    var input = box.querySelector("input");
+    if (input) {
+      input.id = input.id || "search-input";
+      var label = document.createElement("label");
+      label.htmlFor = input.id;
+      label.className = "search-label";
+      label.textContent = "Search stories";
+      box.parentNode.insertBefore(label, box);
+    }
     var query = new URLSearchParams(location.search).get("q");
     if (query) ui.triggerSearch(query);
   }

@@ -1,10 +1,12 @@
 """`make screenshots`: PNGs of the seed story and the front page, narrow and wide, light
-and dark, into docs/screenshots/ (served from a fresh build of content/)."""
+and dark, into docs/screenshots/ (served from a fresh build of content/ beside a small
+generated corpus, so the front page shows several newsrooms and editions)."""
 
 from __future__ import annotations
 
 import functools
 import http.server
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -12,6 +14,7 @@ import threading
 from pathlib import Path
 
 from playwright.sync_api import sync_playwright
+from storygen import make_corpus
 
 REPO = Path(__file__).resolve().parent.parent
 OUT = REPO / "docs" / "screenshots"
@@ -21,9 +24,13 @@ PAGES = {"story": "/stories/2026-11-14/inference-throughput-race-kimi-deepseek/"
 
 
 def main() -> None:
-    site = Path(tempfile.mkdtemp(prefix="desk-shots-")) / "public"
+    root = Path(tempfile.mkdtemp(prefix="desk-shots-"))
+    site, content = root / "public", root / "content"
+    shutil.copytree(REPO / "content", content)
+    make_corpus(content, 24)
     subprocess.run([sys.executable, "-m", "desk", "build", "--config", str(REPO / "pyproject.toml"),
-                    "--out", str(site), "--now", "2026-11-15T00:00:00Z", "--no-cache"],
+                    "--content", str(content), "--out", str(site),
+                    "--now", "2026-11-15T00:00:00Z", "--no-cache"],
                    check=True, stdout=subprocess.DEVNULL)
     handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
@@ -40,7 +47,8 @@ def main() -> None:
                                             color_scheme=scheme)
                     page.goto(base + path)
                     target = OUT / f"{name}-{width}-{scheme}.png"
-                    page.screenshot(path=str(target), full_page=False)
+                    # The whole front page: what it shows below the lead is the point.
+                    page.screenshot(path=str(target), full_page=(name == "front"))
                     page.close()
                     print(target.relative_to(REPO))
         browser.close()

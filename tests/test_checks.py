@@ -155,3 +155,50 @@ def test_shipped_content_has_no_errors(desk) -> None:
     assert "[" not in "".join(line.split(": [", 1)[1][:1] for line in result.stdout.splitlines()
                               if "error" in line)
     assert "0 error(s)" in result.stderr
+
+
+def test_newsroom_title_conflicts_name_both_files_and_titles(desk, content: Path,
+                                                              tmp_path: Path) -> None:
+    # make_story(n) is published n minutes after noon: story 3 is the newest.
+    write_story(content, make_story(1, newsroom="climate", newsroom_title="Climate Desk"),
+                "a.json")
+    older = write_story(content, make_story(2, newsroom="climate",
+                                            newsroom_title="Climate Desk"), "b.json")
+    newest = write_story(content, make_story(3, newsroom="climate", newsroom_title="Climate"),
+                         "c.json")
+    write_story(content, make_story(4, newsroom="climate", newsroom_title=""), "d.json")
+    result = desk("check", "--content", str(content))
+    assert result.stdout.splitlines() == [
+        f"{older}: /newsroom_title: [newsroom-title-conflict] 'Climate Desk' differs from "
+        f"'Climate' in {newest}, another story of newsroom 'climate'; the newest story's "
+        "title is used"]
+    assert result.exit_code == 0
+    out = tmp_path / "public"
+    built = desk("build", "--content", str(content), "--out", str(out), "--no-cache",
+                 "--now", "2026-11-15T00:00:00Z")
+    assert built.exit_code == 0
+    assert "'Climate Desk' differs from 'Climate'" in built.stderr
+    page = (out / "n" / "climate" / "index.html").read_text(encoding="utf-8")
+    assert "<h1>Climate</h1>" in page
+
+
+def test_missing_reuse_terms_are_a_warning(content: Path, tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from desk.cli import main
+
+    write_story(content, make_story(1))
+    project = tmp_path / "pyproject.toml"
+    project.write_text('[tool.desk]\nbase_url = "https://example.org"\ntitle = "No terms"\n', encoding="utf-8")
+    result = CliRunner().invoke(main, ["check", "--config", str(project),
+                                       "--content", str(content)])
+    assert result.stdout.splitlines() == [
+        "[tool.desk.reuse]: [reuse-terms-missing] the configuration states no reuse terms, "
+        "so /terms/reuse/ and /.well-known/reuse.json say none (each story's index.json "
+        "keeps its own): add the table to the settings"]
+    assert result.exit_code == 0
+    project.write_text('[tool.desk]\nbase_url = "https://example.org"\n[tool.desk.reuse]\nsummary = "Free to quote."\n',
+                       encoding="utf-8")
+    result = CliRunner().invoke(main, ["check", "--config", str(project),
+                                       "--content", str(content)])
+    assert result.stdout == "" and result.exit_code == 0

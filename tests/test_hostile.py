@@ -191,3 +191,66 @@ def test_no_printable_ascii_is_lost_in_markdown_output(tmp_path: Path) -> None:
     md = (out / "stories/2026-11-14/story-number-3/index.md").read_text()
     assert string.printable.strip() in md
     shutil.rmtree(out)
+
+
+# Structural extremes: what a JSON file can hold that no story needs.
+EXTREME_JSON = st.one_of(
+    st.integers(1, 4000).map(lambda n: "[" * n + "]" * n),
+    st.integers(1, 4000).map(lambda n: '{"a":' * n + "1" + "}" * n),
+    st.integers(1, 4000).map(lambda n: "[" * n),
+    st.integers(1, 6000).map(lambda n: "9" * n),
+    st.integers(1, 6000).map(lambda n: "0." + "1" * n + "e-99999"),
+    st.sampled_from(["1e400", "-1e400", "1e-400", "-0", "NaN", "Infinity", "-Infinity",
+                     "18446744073709551616", '"\\ud800"', '"x\\udfff"', '"\\u0000"',
+                     '{"\\ud800": 1}', "null", "true", "[]", "{}", '""', "", " ", "\ufeff",
+                     '"' + "x" * 100_000 + '"']),
+)
+WHERE = st.sampled_from([None, "headline", "source_count", "sections", "key_facts", "labels",
+                         "published_at", "extra_key", "duplicate"])
+
+
+@settings(max_examples=EXAMPLES, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(value=EXTREME_JSON, where=WHERE)
+def test_structural_extremes_are_findings_never_tracebacks(value: str, where: str | None) -> None:
+    data = make_story(5)
+    if where is None:
+        text = value  # the whole file
+    elif where == "duplicate":
+        text = json.dumps(data)[:-1] + f', "headline": {value or "1"}}}'
+    else:
+        data[where] = "__EXTREME__"
+        text = json.dumps(data).replace('"__EXTREME__"', value or "1")
+    with tempfile.TemporaryDirectory() as tmp:
+        content = Path(tmp) / "content"
+        (content / "stories").mkdir(parents=True)
+        path = content / "stories" / "story.json"
+        path.write_text(text, encoding="utf-8", errors="surrogatepass")
+        config = load_config(REPO / "pyproject.toml", {
+            "content_dir": content, "output_dir": Path(tmp) / "public",
+            "cache_dir": Path(tmp) / "cache", "search": False})
+        report = build(config, Clock(NOW))  # raises nothing
+        if not report.ok:
+            assert report.errors
+            for finding in report.errors:
+                line = finding.format()
+                assert line.startswith(str(path)) and "\n" not in line, line
+                assert len(line) < 1000, line[:200]
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("[" * 5000 + "]" * 5000, ":1:1026: invalid JSON: arrays and objects nested too deeply"),
+    ('{"a": ' + "[" * 200 + "]" * 200 + "}", ": /a/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0: nested more than 64 levels deep"),
+    ('{"a": ' + "9" * 5000 + "}", ":1:7: invalid JSON: a number is too large"),
+    ('{"a": 1e400}', ":1:7: invalid JSON: number 1e400 is too large"),
+    ('{"a": NaN}', ":1:7: invalid JSON: NaN is not a JSON number"),
+    ('{"a": -Infinity}', ":1:8: invalid JSON: -Infinity is not a JSON number"),
+    ("[1, 2]", ": expected an object, got an array"),
+])
+def test_pathological_json_is_one_finding_naming_the_file(tmp_path: Path, text: str,
+                                                          message: str) -> None:
+    path = tmp_path / "story.json"
+    path.write_text(text, encoding="utf-8")
+    findings: list[Any] = []
+    assert load_story_file(path, findings) is None
+    assert [f.format() for f in findings] == [f"{path}{message}"]

@@ -12,6 +12,8 @@ from conftest import NOW
 from storygen import SEED_PATH
 
 STORY = "stories/2026-11-14/inference-throughput-race-kimi-deepseek/"
+# A citation marker in index.md: [2], its brackets escaped (literal text, never a link).
+MD_MARKER = r"\\\[(\d+)\\\]"
 
 
 def number(link: lxml.html.HtmlElement) -> str:
@@ -40,7 +42,7 @@ def test_every_text_appears_in_all_three_formats(desk, content: Path, tmp_path: 
     md_markers = []
     for fact in data["key_facts"]:
         line = next(line for line in markdown.splitlines() if fact["text"] in line)
-        md_markers.append(re.findall(r"\[(\d+)\]$", line) + re.findall(r"\[(\d+)\](?=\[)", line))
+        md_markers.append(re.findall(MD_MARKER, line))
     html_markers = [
         [number(a) for a in html.get_element_by_id(f"kf{i}").cssselect("a.cite")]
         for i in range(1, len(data["key_facts"]) + 1)
@@ -52,7 +54,7 @@ def test_every_text_appears_in_all_three_formats(desk, content: Path, tmp_path: 
                for pi in range(1, len(s["paragraphs"]) + 1)]
     for paragraph, anchor in zip(paragraphs, anchors, strict=True):
         md_tail = markdown.split(paragraph["markdown"], 1)[1].split("\n", 1)[0]
-        md_numbers = re.findall(r"\[(\d+)\]", md_tail)
+        md_numbers = re.findall(MD_MARKER, md_tail)
         element = html.get_element_by_id(anchor)
         html_numbers = [number(a) for a in element.cssselect("a.cite")]
         assert md_numbers == html_numbers and html_numbers
@@ -64,3 +66,18 @@ def test_every_text_appears_in_all_three_formats(desk, content: Path, tmp_path: 
     assert alternates["text/markdown"] == "/" + STORY + "index.md"
     assert alternates["application/json"] == "/" + STORY + "index.json"
     assert data["links"]["markdown"].endswith(STORY + "index.md")
+
+
+def test_blocks_come_in_the_same_order_in_html_and_markdown(desk, content: Path,
+                                                             tmp_path: Path) -> None:
+    shutil.copy(SEED_PATH, content / "stories" / SEED_PATH.name)
+    out = tmp_path / "public"
+    assert desk("build", "--content", str(content), "--out", str(out), "--now", NOW).exit_code == 0
+    html = lxml.html.fromstring((out / STORY / "index.html").read_bytes())
+    html_order = [" ".join(h.text_content().split()) for h in html.cssselect("article h2")]
+    markdown = (out / STORY / "index.md").read_text(encoding="utf-8")
+    md_order = [line[3:] for line in markdown.splitlines() if line.startswith("## ")]
+    # The decision card follows the key facts in both.
+    assert html_order[:2] == md_order[:2] == ["Key facts", "Decision card"]
+    shared = [h for h in html_order if h in md_order]
+    assert shared == [h for h in md_order if h in html_order] and len(shared) >= 8

@@ -56,7 +56,8 @@ def _related_missing(s: dict[str, Any]) -> None:
     s["related"] = [{"url": "https://hangingcontext.com/stories/2026-01-01/gone/"}]
 
 
-# code: (how story 1 is changed, whether a second story shares its URL / its id)
+# code: (how story 1 is changed, what a second story shares with it: its URL, its id or
+# its newsroom under another title; "no reuse" builds without the site's reuse terms)
 CASES: dict[str, tuple[Mutate | None, str]] = {
     checks.UNCITED_TEXT: (_uncite_fact, ""),
     checks.UNKNOWN_MANIFEST: (_unknown_manifest, ""),
@@ -70,6 +71,8 @@ CASES: dict[str, tuple[Mutate | None, str]] = {
     checks.RELATED_MISSING: (_related_missing, ""),
     checks.DUPLICATE_URL: (None, "url"),
     checks.DUPLICATE_ID: (None, "id"),
+    checks.NEWSROOM_TITLE_CONFLICT: (None, "title"),
+    checks.REUSE_TERMS_MISSING: (None, "no reuse"),
 }
 
 
@@ -95,7 +98,10 @@ def test_each_case_raises_its_code(code: str, tmp_path: Path) -> None:
         write_story(content, make_story(2, slug="story-number-1"), "second.json")
     elif twin == "id":
         write_story(content, make_story(2, id=story["id"]))
-    config = load_config(REPO / "pyproject.toml", {"content_dir": content})
+    elif twin == "title":
+        write_story(content, make_story(2, newsroom_title="Another Title"))
+    reuse = {"reuse": {}} if twin == "no reuse" else {}
+    config = load_config(REPO / "pyproject.toml", {"content_dir": content, **reuse})
     codes = [f.code for f in inspect_content(config).findings]
     assert code in codes
     clean = load_config(REPO / "pyproject.toml", {"content_dir": tmp_path / "clean"})

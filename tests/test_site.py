@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime, timedelta
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -113,6 +114,32 @@ def test_front_page_shows_latest_edition_and_links_everywhere(corpus) -> None:
     for newsroom in {s["newsroom"] for s in stories}:
         assert f"/n/{newsroom}/" in hrefs
     assert {"/editions/", "/feed.xml", "/atom.xml", "/feed.json"} <= hrefs
+
+
+def test_front_page_also_shows_each_newsrooms_newest_and_recent_editions(corpus) -> None:
+    config, stories = corpus
+    out = config.output_dir
+    data = json.loads((out / "index.json").read_text())
+    latest = {s["id"] for s in data["stories"]}
+    page = lxml.html.fromstring((out / "index.html").read_bytes())
+    columns = page.cssselect(".front-newest .column")
+    newsrooms = sorted({s["newsroom"] for s in stories})
+    assert [n["newsroom"] for n in data["newsrooms"]] == newsrooms
+    for entry, column in zip(data["newsrooms"], columns, strict=True):
+        members = [s for s in stories if s["newsroom"] == entry["newsroom"]
+                   and s["id"] not in latest]
+        expected = newest_first(members)[:4]
+        assert [s["id"] for s in entry["stories"]] == expected and len(expected) == 4
+        assert column.cssselect("h3 a")[0].get("href") == f"/n/{entry['newsroom']}/"
+        assert [a.get("href") for a in column.cssselect(".headlines a")] == [
+            s["url"].removeprefix("https://hangingcontext.com") for s in entry["stories"]]
+    editions = sorted({s["edition"] for s in stories}, reverse=True)
+    assert [e["edition"] for e in data["editions"]] == editions[1:7]
+    assert [a.get("href") for a in page.cssselect(".front-editions a")] == [
+        f"/editions/{e}/" for e in editions[1:7]]
+    # Headings step down one level at a time: h1, then h2 sections, then h3.
+    levels = [int(h.tag[1]) for h in page.iter("h1", "h2", "h3", "h4")]
+    assert levels[0] == 1 and all(b - a <= 1 for a, b in pairwise(levels))
 
 
 @pytest.mark.parametrize("count,pages", [(4, 1), (5, 2), (8, 2), (9, 3)])

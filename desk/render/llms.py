@@ -7,8 +7,8 @@ from desk.catalog import Catalog
 from desk.config import Config
 from desk.render import Output
 from desk.render.context import RenderContext, Unit, Units
+from desk.render.plaintext import md_text, md_url
 from desk.render.story import story_markdown
-from desk.render.templates import oneline
 
 # Links per newsroom in llms.txt: recent stories only, so the file stays small.
 LLMS_STORIES_PER_NEWSROOM = 20
@@ -31,14 +31,18 @@ def llms_full(ctx: RenderContext) -> Output:
     parts = [story_markdown(item, ctx).rstrip(b"\n") + b"\n"
              for item in (latest.stories if latest else ())]
     config = ctx.config
-    head = (f"# {config.title}: edition {latest.key}\n\n" if latest
-            else f"# {config.title}\n\nNo stories are published yet.\n")
+    title = md_text(config.title)
+    head = (f"# {title}: edition {latest.key}\n\n" if latest
+            else f"# {title}\n\nNo stories are published yet.\n")
     return Output(urls.LLMS_FULL, head.encode("utf-8") + b"\n".join(parts))
 
 
 def llms_txt(catalog: Catalog, config: Config) -> str:
-    """The llms.txt index: H1, summary, then a section per newsroom of index.md links."""
-    lines = [f"# {config.title}", "", f"> {oneline(config.description)}", ""]
+    """The llms.txt index: H1, summary, then a section per newsroom of index.md links.
+
+    Headlines and deks are plain text, escaped so that Markdown readers show them as
+    they are."""
+    lines = [f"# {md_text(config.title)}", "", f"> {md_text(config.description)}", ""]
     lines += [
         "Every story is published as HTML, Markdown (index.md) and JSON (index.json) at "
         f"{urls.absolute(config, '/stories/')}YYYY-MM-DD/SLUG/. Each claim cites the manifest "
@@ -46,13 +50,12 @@ def llms_txt(catalog: Catalog, config: Config) -> str:
         "",
     ]
     for group in catalog.newsrooms:
-        lines += [f"## {oneline(group.title)}", ""]
+        lines += [f"## {md_text(group.title)}", ""]
         for item in group.stories[:LLMS_STORIES_PER_NEWSROOM]:
             story = item.summary
-            link = urls.absolute(config, item.url_path + "index.md")
-            note = f": {oneline(story.dek)}" if story.dek else ""
-            title = oneline(story.headline).replace("[", "(").replace("]", ")")
-            lines.append(f"- [{title}]({link}){note}")
+            link = md_url(urls.absolute(config, item.url_path + "index.md"))
+            note = f": {md_text(story.dek)}" if story.dek.strip() else ""
+            lines.append(f"- [{md_text(story.headline)}]({link}){note}")
         lines.append("")
     lines += ["## Optional", ""]
     lines.append(f"- [Latest edition in full]({urls.absolute(config, urls.LLMS_FULL)})")

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from itertools import islice
 from typing import Any
 
 from desk import urls
@@ -192,25 +193,55 @@ def newest(stories: Sequence[LoadedStory]) -> datetime:
     return max((s.summary.modified_at for s in stories), default=EPOCH)
 
 
+# The front page: the latest edition, then the newest stories of every newsroom not
+# already in it, and the editions before it.
+FRONT_STORIES_PER_NEWSROOM = 4
+FRONT_EDITIONS = 6
+
+
 def front_units(ctx: RenderContext) -> Units:
-    """The front page: the latest edition, by newsroom."""
+    """/: leads with the latest edition, then each newsroom's newest other stories and
+    the recent editions, in HTML and in its index.json."""
     catalog, config = ctx.catalog, ctx.config
     latest = catalog.latest_edition
-    groups = by_newsroom(ctx, latest.stories if latest else ())
+    stories = latest.stories if latest else ()
+    groups = by_newsroom(ctx, stories)
     cards = [c for g in groups for c in g.cards]  # in the order the page shows them
+    newest_by_newsroom = _newest_elsewhere(ctx, {s.url_path for s in stories})
+    editions = [(g.key, href(ctx, urls.edition_path(g.key)), len(g.stories))
+                for g in catalog.editions[1: 1 + FRONT_EDITIONS]]
     meta = PageMeta(title=config.title, description=config.description,
                     canonical=absolute(ctx, urls.HOME))
     newsrooms = [(g.title, href(ctx, urls.newsroom_path(g.key)), len(g.stories))
                  for g in catalog.newsrooms]
+    data = listing(
+        config.title, absolute(ctx, urls.HOME), cards,
+        edition=latest.key if latest else None,
+        newsrooms=[{"newsroom": g.key, "title": g.title,
+                    "url": absolute(ctx, urls.newsroom_path(g.key)),
+                    "stories": [c.as_json() for c in group.cards]}
+                   for g, group in zip(catalog.newsrooms, newest_by_newsroom, strict=True)],
+        editions=[{"edition": key, "stories": count,
+                   "url": absolute(ctx, urls.edition_path(key))}
+                  for key, _, count in editions])
     yield shown_page(
-        ctx, urls.HOME, "front.html", meta,
-        listing(config.title, absolute(ctx, urls.HOME), cards,
-                edition=latest.key if latest else None),
+        ctx, urls.HOME, "front.html", meta, data,
         edition=latest.key if latest else "",
         edition_href=href(ctx, urls.edition_path(latest.key)) if latest else "",
         groups=groups,
+        newest=tuple(g for g in newest_by_newsroom if g.cards),
+        editions=editions,
         newsrooms=newsrooms,
     )
+
+
+def _newest_elsewhere(ctx: RenderContext, shown: set[str]) -> tuple[CardGroup, ...]:
+    """Each newsroom's newest stories that the latest edition does not show already."""
+    return tuple(
+        CardGroup(g.title, href(ctx, urls.newsroom_path(g.key)), tuple(
+            card(ctx, s) for s in islice((s for s in g.stories if s.url_path not in shown),
+                                         FRONT_STORIES_PER_NEWSROOM)))
+        for g in ctx.catalog.newsrooms)
 
 
 def everything(ctx: RenderContext) -> datetime:

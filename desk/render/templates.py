@@ -22,6 +22,7 @@ from markupsafe import Markup
 from desk import urls
 from desk.config import Config
 from desk.findings import Finding
+from desk.render.plaintext import md_code, md_fence, md_text, md_url
 from desk.theme import template_folders, template_loader
 
 
@@ -45,6 +46,10 @@ def make_environment(config: Config, reload: bool = True) -> Environment:
         yaml=yaml_string,
         oneline=oneline,
         append_inline=append_inline,
+        md=md_text,
+        md_url=md_url,
+        md_code=md_code,
+        md_fence=md_fence,
     )
     return env
 
@@ -64,8 +69,15 @@ def humantime(value: datetime) -> str:
 
 
 def yaml_string(value: object) -> str:
-    """A YAML scalar that cannot break the front matter (JSON strings are YAML)."""
-    return json.dumps(str(value), ensure_ascii=False)
+    """A YAML scalar that cannot break the front matter (JSON strings are YAML).
+
+    <, >, &, [ and ] are written as \\u escapes: a Markdown reader that knows no front
+    matter shows it as text, where they could otherwise start raw HTML, an entity or a
+    link."""
+    return json.dumps(str(value), ensure_ascii=False).translate(_YAML_ESCAPES)
+
+
+_YAML_ESCAPES = str.maketrans({c: f"\\u{ord(c):04x}" for c in "<>&[]"})
 
 
 def oneline(value: str) -> str:
@@ -110,6 +122,7 @@ class SiteContext:
     stylesheet: str
     script: str
     og_image: str
+    favicon: str
     search_href: str
     feeds: tuple[FeedLink, ...]
 
@@ -134,6 +147,7 @@ def site_context(config: Config, assets: dict[str, str]) -> SiteContext:
         stylesheet=assets.get("site.css", href("/static/site.css")),
         script=assets.get("site.js", ""),
         og_image=urls.absolute(config, "/static/og-default.png"),
+        favicon=assets.get("favicon.svg", ""),
         search_href=href(urls.SEARCH) if config.search else "",
         feeds=(
             FeedLink("application/rss+xml", href(urls.feed_path(urls.FEED_RSS)),

@@ -21,13 +21,11 @@ from desk.prose import Prose
 
 @dataclass(frozen=True)
 class CiteRef:
-    """One citation marker: the source's number, the claims it points to, and a one-line
-    description of the source (shown on hover and focus)."""
+    """One citation marker: the source's number and the claims it points to."""
 
     number: int | None
     manifest_id: str
     claim_ids: tuple[str, ...]
-    tip: str = ""
 
     @property
     def anchor(self) -> str:
@@ -134,13 +132,6 @@ class StoryView:
         return card is not None and bool(card.useful_for or card.not_for or card.compare_against)
 
 
-def source_line(manifest: Manifest) -> str:
-    """Title, publisher and date of a source on one line."""
-    parts = [manifest.title or manifest.manifest_id, manifest.source_name,
-             manifest.published_date.isoformat() if manifest.published_date else ""]
-    return " · ".join(p for p in parts if p)
-
-
 def number_sources(story: Story) -> dict[str, int]:
     """Number manifests in order of first citation, then the uncited ones in list order."""
     order: dict[str, int] = {}
@@ -160,11 +151,10 @@ def story_view(story: Story, catalog: Catalog, config: Config, prose: Prose) -> 
     numbers = number_sources(story)
 
     manifests = {m.manifest_id: m for m in story.manifests}
-    tips = {mid: source_line(m) for mid, m in manifests.items()}
 
     def refs(cites: tuple[Cite, ...]) -> tuple[CiteRef, ...]:
-        return tuple(CiteRef(numbers.get(c.manifest_id), c.manifest_id, c.claim_ids,
-                             tips.get(c.manifest_id, "")) for c in cites)
+        return tuple(CiteRef(numbers.get(c.manifest_id), c.manifest_id, c.claim_ids)
+                     for c in cites)
 
     facts = tuple(
         Cited(f"kf{i}", fact.text, Markup(""), refs(fact.cites), fact.self_reported)
