@@ -66,6 +66,8 @@ def scaffold(folder: Path, base_url: str, title: str | None = None) -> list[Path
 
 def settings_text(config: Config) -> str:
     """The new site's desk.toml."""
+    starter_summary = (f"Free to read, quote and summarise. Credit {config.title} and link "
+                       "to the story.")
     return f"""\
 # desk's settings for this site; `desk build -h` lists the flags that override them.
 base_url = {toml_string(config.base_url)}
@@ -80,10 +82,15 @@ output_dir = "public"
 [newsrooms]
 artificial-intelligence = "Artificial Intelligence"
 
-# The site's reuse terms, published at /terms/reuse/ and /.well-known/reuse.json.
-# Stories whose own terms differ get a warning. Keys: version, summary, attribution,
-# link_rule, keep_ids_rule, no_endorsement.
+# The site's reuse terms, published at /terms/reuse/ and /.well-known/reuse.json: a
+# starting point, to be made the newsroom's own. Stories whose own terms differ get a
+# warning. Keys: version, summary, attribution, link_rule, keep_ids_rule, no_endorsement.
 [reuse]
+version = "1"
+summary = {toml_string(starter_summary)}
+attribution = {toml_string(config.title)}
+link_rule = "Link to the story's canonical URL (the url field of the story)."
+keep_ids_rule = "When you republish a claim, keep the manifest ids the story cites for it."
 """
 
 
