@@ -1,7 +1,8 @@
 """Feeds, site-wide and per newsroom: RSS 2.0, Atom (RFC 4287) and JSON Feed 1.1.
 
 Each carries the latest `feed_size` stories with their full HTML (absolute URLs only);
-a story with corrections is dated by its latest correction.
+a story with corrections is dated by its latest correction. An entry's id is a tag URI of
+the story id (desk.urls.entry_id), so a moved story stays one entry in feed readers.
 """
 
 from __future__ import annotations
@@ -149,7 +150,7 @@ def json_item(entry: Entry, config: Config) -> dict[str, Any]:
     view = entry.view
     story = view.story
     item: dict[str, Any] = {
-        "id": view.url,
+        "id": view.entry_id,
         "url": view.url,
         "title": story.headline,
         "content_html": entry.content_html,

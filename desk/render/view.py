@@ -126,6 +126,7 @@ class StoryView:
     corrections: tuple[CorrectionView, ...]
     steps: tuple[Step, ...]
     modified_at: datetime
+    entry_id: str  # in feeds, the same wherever the story moves
 
     @property
     def has_decision_card(self) -> bool:
@@ -212,6 +213,7 @@ def story_view(story: Story, catalog: Catalog, config: Config, prose: Prose) -> 
         ),
         steps=steps,
         modified_at=story.modified_at,
+        entry_id=urls.entry_id(config, story.id),
     )
 
 
