@@ -1,4 +1,7 @@
-"""The site catalog: which stories are published, and how they group. Pure, no I/O."""
+"""The site catalog: which stories readers see, and how they group. Pure, no I/O.
+
+A draft shows only when the clock shows drafts, a held story once it is due.
+"""
 
 from __future__ import annotations
 
@@ -23,8 +26,17 @@ class Group:
 
 
 @dataclass(frozen=True)
+class Content:
+    """The valid files of the content folder: stories and drafts."""
+
+    stories: tuple[LoadedStory, ...]
+    drafts: tuple[LoadedStory, ...] = ()
+
+
+@dataclass(frozen=True)
 class Catalog:
-    """The published stories, newest first, grouped by newsroom and by edition."""
+    """The published stories (with the drafts, when shown), newest first, grouped by
+    newsroom and by edition; the held ones and the skipped drafts."""
 
     published: tuple[LoadedStory, ...]
     held: tuple[LoadedStory, ...]
@@ -33,6 +45,7 @@ class Catalog:
     by_path: dict[str, LoadedStory] = field(repr=False)
     edition_index: dict[str, int] = field(repr=False, default_factory=dict)
     newsroom_index: dict[str, Group] = field(repr=False, default_factory=dict)
+    skipped: tuple[LoadedStory, ...] = ()
 
     @property
     def latest_edition(self) -> Group | None:
@@ -83,10 +96,12 @@ def slices(items: Sequence[T], size: int, path_of: Callable[[int], str]) -> Iter
 
 @dataclass(frozen=True)
 class Clock:
-    """The build time, and whether stories dated after it are published anyway."""
+    """The build time, whether stories dated after it are published anyway, and whether
+    drafts are shown (desk serve, `desk build --drafts`)."""
 
     now: datetime
     future: bool = False
+    drafts: bool = False
 
     def publishes(self, when: datetime) -> bool:
         """True when a story published at `when` is out."""
@@ -106,11 +121,30 @@ def newsroom_title(key: str, stories: tuple[LoadedStory, ...], config: Config) -
     return config.newsrooms.get(key) or key.replace("-", " ").title()
 
 
-def build_catalog(stories: tuple[LoadedStory, ...], config: Config, clock: Clock) -> Catalog:
-    """Split stories into published and held (not yet out), then group the published ones."""
-    published = newest_first([s for s in stories if clock.publishes(s.summary.published_at)])
-    held = tuple(sorted((s for s in stories if not clock.publishes(s.summary.published_at)),
+def build_catalog(content: Content, config: Config, clock: Clock) -> Catalog:
+    """Split stories into published and held (not yet out), drafts into shown and
+    skipped; group the published ones."""
+    due = [s for s in content.stories if clock.publishes(s.summary.published_at)]
+    held = tuple(sorted((s for s in content.stories
+                         if not clock.publishes(s.summary.published_at)),
                         key=lambda s: (s.summary.published_at, s.summary.id)))
+    published = newest_first([*due, *content.drafts] if clock.drafts else due)
+    newsrooms, editions = _groups(published, config)
+    return Catalog(
+        published=tuple(published),
+        held=held,
+        newsrooms=newsrooms,
+        editions=editions,
+        by_path={s.url_path: s for s in published},
+        edition_index={g.key: i for i, g in enumerate(editions)},
+        newsroom_index={g.key: g for g in newsrooms},
+        skipped=() if clock.drafts else content.drafts,
+    )
+
+
+def _groups(published: list[LoadedStory], config: Config
+            ) -> tuple[tuple[Group, ...], tuple[Group, ...]]:
+    """The published stories by newsroom (in key order) and by edition (newest first)."""
     by_newsroom: dict[str, list[LoadedStory]] = {}
     by_edition: dict[str, list[LoadedStory]] = {}
     for item in published:
@@ -124,12 +158,4 @@ def build_catalog(stories: tuple[LoadedStory, ...], config: Config, clock: Clock
         Group(key, key, tuple(items))
         for key, items in sorted(by_edition.items(), reverse=True)
     )
-    return Catalog(
-        published=tuple(published),
-        held=held,
-        newsrooms=newsrooms,
-        editions=editions,
-        by_path={s.url_path: s for s in published},
-        edition_index={g.key: i for i, g in enumerate(editions)},
-        newsroom_index={g.key: g for g in newsrooms},
-    )
+    return newsrooms, editions

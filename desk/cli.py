@@ -84,6 +84,7 @@ def main() -> None:
 @click.option("--base-url", help="Absolute URL the site is published at.")
 @click.option("--now", type=IsoDatetime(), help="Build time (default: now, UTC).")
 @click.option("--future", is_flag=True, help="Publish stories dated after --now too.")
+@click.option("--drafts", is_flag=True, help="Write the drafts too, marked as drafts.")
 @click.option("--jobs", type=click.IntRange(1, 64), default=os.cpu_count() or 1,
               show_default="the number of cores", help="Processes rendering stories.")
 @click.option("--no-cache", is_flag=True, help="Build from scratch; neither read nor save "
@@ -95,9 +96,9 @@ def main() -> None:
               help="Write a JSON publish report here (also when the build is refused).")
 @config_option
 def build_command(content: Path | None, out: Path | None, base_url: str | None,
-                  now: datetime | None, future: bool, jobs: int, no_cache: bool,
-                  no_search: bool, cache_dir: Path | None, report_file: Path | None,
-                  config_file: Path | None) -> None:
+                  now: datetime | None, future: bool, drafts: bool, jobs: int,
+                  no_cache: bool, no_search: bool, cache_dir: Path | None,
+                  report_file: Path | None, config_file: Path | None) -> None:
     """Build the site into the output folder, replacing it only when the build succeeds."""
     config = make_config(config_file, content_dir=content, output_dir=out, base_url=base_url,
                          search=False if no_search else None, cache_dir=cache_dir)
@@ -106,8 +107,8 @@ def build_command(content: Path | None, out: Path | None, base_url: str | None,
     # --no-cache: a build from nothing into a fresh folder, remembering nothing.
     target = FreshStaging(out) if no_cache else RecycledSpare(out)
     cache = BuildCache() if no_cache else BuildCache.saved_for(config.cache_dir, out)
-    report = build(config, Clock(now or datetime.now(UTC), future), target, cache, jobs,
-                   bar.update)
+    report = build(config, Clock(now or datetime.now(UTC), future, drafts), target, cache,
+                   jobs, bar.update)
     bar.finish()
     echo_findings(report.findings)
     write_reports(report, report_file)
@@ -193,23 +194,39 @@ def check_command(content: Path | None, strict: bool, fmt: str, links_dir: Path 
     """Check every story without writing anything (or, with --links, a built site)."""
     config = make_config(config_file, content_dir=content, base_url=base_url)
     findings: Sequence[Finding]
+    drafts: Sequence[Finding] = ()
     if links_dir is not None:
         findings = check_links(links_dir, config)
         checked = f"{links_dir}: links"
     else:
         inspection = inspect_content(config)
-        findings = inspection.findings
+        findings, drafts = inspection.findings, inspection.draft_findings
         checked = f"{len(inspection.stories)} stories"
-    if fmt == "json":
-        click.echo(json.dumps([f.as_dict() for f in findings], ensure_ascii=False, indent=2))
-    else:
-        for finding in findings:
-            click.echo(finding.format(with_code=True))
-        errors = sum(f.is_error for f in findings)
-        click.echo(f"{checked} checked: {errors} error(s), "
-                   f"{len(findings) - errors} warning(s)", err=True)
+        if inspection.drafts or drafts:
+            checked += f" and {len(inspection.drafts)} drafts"
+    echo_check(findings, drafts, fmt, checked)
     failed = any(f.is_error for f in findings) or (strict and bool(findings))
     sys.exit(1 if failed else 0)
+
+
+def echo_check(findings: Sequence[Finding], drafts: Sequence[Finding], fmt: str,
+               checked: str) -> None:
+    """What `desk check` found: the drafts' findings after the others, counted apart
+    (they never fail the check: drafts are not published)."""
+    if fmt == "json":
+        listed = [f.as_dict() for f in findings] + [f.as_dict() | {"draft": True}
+                                                    for f in drafts]
+        click.echo(json.dumps(listed, ensure_ascii=False, indent=2))
+        return
+    for finding in (*findings, *drafts):
+        click.echo(finding.format(with_code=True))
+    errors = sum(f.is_error for f in findings)
+    line = f"{checked} checked: {errors} error(s), {len(findings) - errors} warning(s)"
+    if drafts:
+        draft_errors = sum(f.is_error for f in drafts)
+        line += (f"; in drafts (not published, so not failing the check): "
+                 f"{draft_errors} error(s), {len(drafts) - draft_errors} warning(s)")
+    click.echo(line, err=True)
 
 
 @main.command("serve")

@@ -27,6 +27,11 @@ from desk.findings import Finding, escape_pointer
 from desk.models import Story
 from desk.prose import clean_text
 
+# The folders of content/: stories (published, or held until due) and drafts (shown only
+# in the preview or with --drafts).
+STORIES = "stories"
+DRAFTS = "drafts"
+
 _SURROGATE = re.compile("[\ud800-\udfff]")
 # Characters HTML and XML forbid may hide in text, raw or as escapes; these find every file
 # that might hold one, so the others skip the walk below. They scan the UTF-8 bytes with
@@ -90,12 +95,14 @@ class Summary:
 
 @dataclass(frozen=True, slots=True)
 class LoadedStory:
-    """A valid story file: where it is, its summary and the sha256 of its bytes."""
+    """A valid story file: where it is, its summary and the sha256 of its bytes; `draft`
+    when it lies below content/drafts/."""
 
     path: str
     summary: Summary
     digest: str
     url_path: str
+    draft: bool = False
 
     @classmethod
     def of(cls, path: str, story: Story, digest: str) -> LoadedStory:
@@ -138,16 +145,22 @@ def story_url_path(story: Story) -> str:
 
 
 def story_files(content: Path, findings: list[Finding]) -> list[str]:
-    """Every *.json file below content/stories, skipping hidden names; sorted by path.
+    """Every *.json file below content/stories, skipping hidden names; sorted by path."""
+    return content_files(content, STORIES, findings)
+
+
+def content_files(content: Path, folder: str, findings: list[Finding]) -> list[str]:
+    """Every *.json file below one folder of content/ (at any depth), skipping hidden
+    names; sorted by path.
 
     Paths are strings (as they are shown): a large desk has tens of thousands.
     """
     root = content.resolve()
-    stories = content / "stories"
-    if not stories.is_dir():
+    top = content / folder
+    if not top.is_dir():
         return []
     found: list[str] = []
-    stack = [str(stories)]
+    stack = [str(top)]
     while stack:
         folder = stack.pop()
         try:

@@ -1,12 +1,17 @@
-"""The publish report: what a build published, held and refused, as JSON and Markdown."""
+"""The publish report: what a build published, held and refused, and the drafts it
+skipped, as JSON and Markdown."""
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 from desk.build import BuildReport
 from desk.render.templates import isotime
+
+# Items per list in the Markdown summary.
+SHOWN = 20
 
 
 def report_data(report: BuildReport) -> dict[str, Any]:
@@ -21,6 +26,8 @@ def report_data(report: BuildReport) -> dict[str, Any]:
                                 reverse=True)),
         "held": held,
         "next_due": isotime(report.next_due) if report.next_due else None,
+        "drafts_skipped": [{"id": s.summary.id, "url_path": s.url_path, "path": s.path}
+                           for s in report.skipped],
         "refused": [f.as_dict() | {"line": f.format()} for f in report.errors],
         "warnings": [f.as_dict() | {"line": f.format()} for f in report.warnings],
         "timings": {stage: round(seconds, 3) for stage, seconds in report.timings.items()},
@@ -49,10 +56,27 @@ def report_markdown(data: dict[str, Any]) -> str:
         lines.append("")
     if data["held"]:
         lines += ["Held for later:", ""]
-        lines += [f"- `{h['url_path']}` at {h['published_at']}" for h in data["held"][:20]]
+        lines += [f"- `{h['url_path']}` at {h['published_at']}" for h in data["held"][:SHOWN]]
         lines.append("")
+    lines += lifecycle_lines(data)
     if data["refused"]:
         lines += ["Errors:", ""]
         lines += [f"- `{r['line']}`" for r in data["refused"][:50]]
         lines.append("")
     return "\n".join(lines) + "\n"
+
+
+def lifecycle_lines(data: dict[str, Any]) -> list[str]:
+    """The summary's lists of what is not published as it is: the drafts skipped."""
+    lines: list[str] = []
+    sections: tuple[tuple[str, str, Callable[[dict[str, Any]], str]], ...] = (
+        ("drafts_skipped", "Drafts skipped (`desk build --drafts` writes them):",
+         lambda d: f"- `{d['path']}`"),
+    )
+    for key, title, line in sections:
+        if data[key]:
+            lines += [title, ""] + [line(item) for item in data[key][:SHOWN]]
+            if len(data[key]) > SHOWN:
+                lines.append(f"- … and {len(data[key]) - SHOWN} more")
+            lines.append("")
+    return lines

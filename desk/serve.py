@@ -1,11 +1,11 @@
 """`desk serve`: the live preview for editors.
 
-It runs the same build() as `desk build` into a private folder, serves that folder over
-HTTP, watches content, templates, static files and the config, rebuilds on change and
-tells open pages to reload over Server-Sent Events on the same host and port. A failed
-build keeps the last good site on screen with the errors drawn over every page. The
-reload script and the overlay are added to HTML responses as they are served, never to
-files a build writes.
+It runs the same build() as `desk build` (with the drafts shown) into a private folder,
+serves that folder over HTTP, watches content, templates, static files and the config,
+rebuilds on change and tells open pages to reload over Server-Sent Events on the same
+host and port. A failed build keeps the last good site on screen with the errors drawn
+over every page. The reload script and the overlay are added to HTML responses as they
+are served, never to files a build writes.
 """
 
 from __future__ import annotations
@@ -309,7 +309,8 @@ class DevServer:
         in_place = content_only and self.state.has_site
         target: Target = (InPlace(folder, self.state.files, self._session.present)
                           if in_place else FreshStaging(folder, self._remove_later))
-        report = build(config, Clock(now, self._future), target, self._cache, jobs)
+        report = build(config, Clock(now, self._future, drafts=True), target, self._cache,
+                       jobs)
         errors = report.errors if not report.ok else ()
         self.state.publish(report, errors)
         self._report(reason, report, errors, time.perf_counter() - started)

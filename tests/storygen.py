@@ -89,3 +89,12 @@ def make_corpus(content: Path, count: int, newsrooms: tuple[str, ...] = (
         write_story(content, data)
         stories.append(data)
     return stories
+
+
+def write_draft(content: Path, data: dict[str, Any], name: str | None = None) -> Path:
+    """Write a story under content/drafts/ (`name` may name subfolders) and return its path."""
+    path = content / "drafts" / (name or f"{data.get('slug', 'story')}.json")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, ensure_ascii=False, indent=2), encoding="utf-8")
+    return path
+

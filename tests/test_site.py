@@ -256,7 +256,7 @@ def test_sitemap_switches_to_an_index_past_the_limit(corpus, tmp_path: Path) -> 
     from desk.render.sitemaps import render_sitemaps
 
     config, _ = corpus
-    catalog = build_catalog(inspect_content(config).stories, config, Clock(NOW))
+    catalog = build_catalog(inspect_content(config).content, config, Clock(NOW))
     ctx = render_context(catalog, config, Clock(NOW), None, ())
     outputs = {o.path: o.data for o in render_sitemaps(ctx, sitemap_pages(ctx), max_urls=20)}
     index = etree.fromstring(outputs["/sitemap.xml"])

@@ -97,8 +97,8 @@ def story_entry(ctx: RenderContext, item: LoadedStory) -> Entry:
     key = ctx.story_key(item.url_path, item.digest)
     found = ctx.stories.entries.get(key)
     if not isinstance(found, Entry):
-        found = make_entry(story_view(ctx.read(item)[0], ctx.catalog, ctx.config, ctx.prose),
-                           ctx.env)
+        found = make_entry(story_view(ctx.read(item)[0], ctx.catalog, ctx.config, ctx.prose,
+                                      item.draft), ctx.env)
         ctx.stories.entries[key] = found
     return found
 
