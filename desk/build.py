@@ -6,7 +6,7 @@ is no second path. Walking one story through:
 1. desk.inspection loads its file (desk.loader) and checks it (desk.checks) into a
    LoadedStory (a small summary), unless the cache knows the file unchanged;
 2. desk.catalog places it among the published, held or draft stories, by newsroom and
-   edition;
+   edition, with the URL history (desk.history) of moved stories;
 3. its key (desk.keys) is compared with the one its files were built under (desk.ledger);
    when they differ, desk.render.story renders its three files, here or in a forked
    worker (desk.parallel), and the writer (desk.writer, chosen by desk.target) stages
@@ -35,6 +35,7 @@ from desk.cache import BuildCache, InspectionCache, Session
 from desk.catalog import Catalog, Clock, build_catalog
 from desk.config import Config
 from desk.findings import Finding, sort_findings
+from desk.history import Redirect, UrlHistory
 from desk.inspection import Inspection, inspect_content
 from desk.keys import KeyMaker, check_key, site_key
 from desk.ledger import Ledger
@@ -73,6 +74,7 @@ class BuildReport:
     out_dir: Path | None = None
     reused: int = 0
     skipped: tuple[LoadedStory, ...] = ()  # drafts not written
+    redirects: tuple[Redirect, ...] = ()  # old URLs of moved stories
 
     @property
     def errors(self) -> tuple[Finding, ...]:
@@ -142,11 +144,11 @@ def build(
 def _build(config: Config, clock: Clock, target: Target, cache: BuildCache,
            workers: Workers) -> BuildReport:
     timer = Timer()
-    inspection, findings = _inspect(config, clock, cache, workers.jobs)
+    inspection, findings, history = _inspect(config, clock, target, cache, workers.jobs)
     timer.lap("load")
-    if any(f.is_error for f in findings):
+    if inspection is None or any(f.is_error for f in findings):
         return BuildReport(False, tuple(findings), timings=timer.timings)
-    catalog = build_catalog(inspection.content, config, clock)
+    catalog = build_catalog(inspection.content, config, clock, history)
     timer.lap("catalog")
     try:
         writer = open_writer(target, cache.state.spare)
@@ -178,23 +180,28 @@ def _build(config: Config, clock: Clock, target: Target, cache: BuildCache,
         return BuildReport(False, (failure, *findings), timings=timer.timings)
     cache.state.advance(writer.previous_id, ledger.units, writer.loose_files(ledger.files()),
                         ledger.site_id())
+    cache.state.history = catalog.history
     cache.save()
     return BuildReport(ok=True, findings=tuple(findings), published=catalog.published,
                        held=catalog.held, files=writer.files, bytes=writer.bytes,
                        timings=timer.timings, out_dir=target.out_dir, reused=ledger.reused,
-                       skipped=catalog.skipped)
+                       skipped=catalog.skipped, redirects=catalog.redirects)
 
 
-def _inspect(config: Config, clock: Clock, cache: BuildCache, jobs: int
-             ) -> tuple[Inspection, list[Finding]]:
-    """The content inspected, with the findings that count for this build (the drafts'
-    only when drafts are shown)."""
+def _inspect(config: Config, clock: Clock, target: Target, cache: BuildCache, jobs: int
+             ) -> tuple[Inspection | None, list[Finding], UrlHistory]:
+    """The URL history this build starts from, and the content inspected with the
+    findings that count for this build (the drafts' only when drafts are shown); no
+    inspection when the history cannot be read."""
+    history, problems = cache.recall_history(target.out_dir)
+    if problems:
+        return None, problems, history
     inspection = inspect_content(config, InspectionCache(cache.state, check_key(config)),
                                  jobs)
     counted = list(inspection.findings)
     if clock.drafts:
         counted = sort_findings([*counted, *inspection.draft_findings])
-    return inspection, counted
+    return inspection, counted, history
 
 
 @dataclass(frozen=True)

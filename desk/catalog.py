@@ -1,16 +1,18 @@
 """The site catalog: which stories readers see, and how they group. Pure, no I/O.
 
-A draft shows only when the clock shows drafts, a held story once it is due.
+A draft shows only when the clock shows drafts, a held story once it is due; a moved
+story's old URLs redirect to its page (desk.history).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Generic, TypeVar
 
 from desk.config import Config
+from desk.history import Redirect, UrlHistory, redirects
 from desk.loader import LoadedStory
 
 T = TypeVar("T")
@@ -36,7 +38,8 @@ class Content:
 @dataclass(frozen=True)
 class Catalog:
     """The published stories (with the drafts, when shown), newest first, grouped by
-    newsroom and by edition; the held ones and the skipped drafts."""
+    newsroom and by edition; the held ones, the skipped drafts, the redirects and the URL
+    history after this build."""
 
     published: tuple[LoadedStory, ...]
     held: tuple[LoadedStory, ...]
@@ -46,6 +49,9 @@ class Catalog:
     edition_index: dict[str, int] = field(repr=False, default_factory=dict)
     newsroom_index: dict[str, Group] = field(repr=False, default_factory=dict)
     skipped: tuple[LoadedStory, ...] = ()
+    redirects: tuple[Redirect, ...] = ()
+    moved: Mapping[str, str] = field(repr=False, default_factory=dict)  # old path -> new
+    history: UrlHistory = field(repr=False, default_factory=UrlHistory)
 
     @property
     def latest_edition(self) -> Group | None:
@@ -121,14 +127,20 @@ def newsroom_title(key: str, stories: tuple[LoadedStory, ...], config: Config) -
     return config.newsrooms.get(key) or key.replace("-", " ").title()
 
 
-def build_catalog(content: Content, config: Config, clock: Clock) -> Catalog:
+def build_catalog(content: Content, config: Config, clock: Clock,
+                  history: UrlHistory | None = None) -> Catalog:
     """Split stories into published and held (not yet out), drafts into shown and
-    skipped; group the published ones."""
+    skipped; group the published ones; place the redirects of moved stories (`history`:
+    the URLs published so far)."""
     due = [s for s in content.stories if clock.publishes(s.summary.published_at)]
     held = tuple(sorted((s for s in content.stories
                          if not clock.publishes(s.summary.published_at)),
                         key=lambda s: (s.summary.published_at, s.summary.id)))
     published = newest_first([*due, *content.drafts] if clock.drafts else due)
+    # The pages of published stories are in the history; drafts' are not.
+    pages = [(s.summary.id, s.url_path) for s in due]
+    after = (history or UrlHistory()).advance(pages)
+    moves = redirects(after, dict(pages), {s.url_path: s for s in published})
     newsrooms, editions = _groups(published, config)
     return Catalog(
         published=tuple(published),
@@ -139,6 +151,9 @@ def build_catalog(content: Content, config: Config, clock: Clock) -> Catalog:
         edition_index={g.key: i for i, g in enumerate(editions)},
         newsroom_index={g.key: g for g in newsrooms},
         skipped=() if clock.drafts else content.drafts,
+        redirects=tuple(moves),
+        moved={r.path: r.target for r in moves},
+        history=after,
     )
 
 

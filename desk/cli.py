@@ -22,6 +22,7 @@ from desk.cache import BuildCache
 from desk.catalog import Clock
 from desk.config import Config, ConfigError, find_project_file, load_config
 from desk.findings import Finding
+from desk.history import read_history_file
 from desk.inspection import inspect_content
 from desk.linkcheck import check_links
 from desk.report import report_data, report_markdown
@@ -85,6 +86,9 @@ def main() -> None:
 @click.option("--now", type=IsoDatetime(), help="Build time (default: now, UTC).")
 @click.option("--future", is_flag=True, help="Publish stories dated after --now too.")
 @click.option("--drafts", is_flag=True, help="Write the drafts too, marked as drafts.")
+@click.option("--url-history", type=click.Path(path_type=Path, exists=True, dir_okay=False),
+              help="The last deploy's desk-urls.json, for a build with neither the cache "
+              "nor the output folder (moved stories keep redirecting).")
 @click.option("--jobs", type=click.IntRange(1, 64), default=os.cpu_count() or 1,
               show_default="the number of cores", help="Processes rendering stories.")
 @click.option("--no-cache", is_flag=True, help="Build from scratch; neither read nor save "
@@ -96,8 +100,8 @@ def main() -> None:
               help="Write a JSON publish report here (also when the build is refused).")
 @config_option
 def build_command(content: Path | None, out: Path | None, base_url: str | None,
-                  now: datetime | None, future: bool, drafts: bool, jobs: int,
-                  no_cache: bool, no_search: bool, cache_dir: Path | None,
+                  now: datetime | None, future: bool, drafts: bool, url_history: Path | None,
+                  jobs: int, no_cache: bool, no_search: bool, cache_dir: Path | None,
                   report_file: Path | None, config_file: Path | None) -> None:
     """Build the site into the output folder, replacing it only when the build succeeds."""
     config = make_config(config_file, content_dir=content, output_dir=out, base_url=base_url,
@@ -107,6 +111,11 @@ def build_command(content: Path | None, out: Path | None, base_url: str | None,
     # --no-cache: a build from nothing into a fresh folder, remembering nothing.
     target = FreshStaging(out) if no_cache else RecycledSpare(out)
     cache = BuildCache() if no_cache else BuildCache.saved_for(config.cache_dir, out)
+    if url_history is not None:
+        cache.history, problems = read_history_file(url_history)
+        if problems:
+            echo_findings(problems)
+            sys.exit(1)
     report = build(config, Clock(now or datetime.now(UTC), future, drafts), target, cache,
                    jobs, bar.update)
     bar.finish()

@@ -1,5 +1,5 @@
-"""The publish report: what a build published, held and refused, and the drafts it
-skipped, as JSON and Markdown."""
+"""The publish report: what a build published, held and refused, the drafts it skipped
+and the moves it redirected, as JSON and Markdown."""
 
 from __future__ import annotations
 
@@ -28,6 +28,7 @@ def report_data(report: BuildReport) -> dict[str, Any]:
         "next_due": isotime(report.next_due) if report.next_due else None,
         "drafts_skipped": [{"id": s.summary.id, "url_path": s.url_path, "path": s.path}
                            for s in report.skipped],
+        "redirects": [{"id": r.id, "from": r.path, "to": r.target} for r in report.redirects],
         "refused": [f.as_dict() | {"line": f.format()} for f in report.errors],
         "warnings": [f.as_dict() | {"line": f.format()} for f in report.warnings],
         "timings": {stage: round(seconds, 3) for stage, seconds in report.timings.items()},
@@ -67,11 +68,12 @@ def report_markdown(data: dict[str, Any]) -> str:
 
 
 def lifecycle_lines(data: dict[str, Any]) -> list[str]:
-    """The summary's lists of what is not published as it is: the drafts skipped."""
+    """The summary's lists of drafts skipped and moves redirected."""
     lines: list[str] = []
     sections: tuple[tuple[str, str, Callable[[dict[str, Any]], str]], ...] = (
         ("drafts_skipped", "Drafts skipped (`desk build --drafts` writes them):",
          lambda d: f"- `{d['path']}`"),
+        ("redirects", "Moves redirected:", lambda r: f"- `{r['from']}` → `{r['to']}`"),
     )
     for key, title, line in sections:
         if data[key]:

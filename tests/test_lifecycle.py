@@ -1,8 +1,10 @@
-"""A story's life through `desk build` and `desk serve`: drafts in the preview only."""
+"""A story's life through `desk build` and `desk serve`: drafts in the preview only,
+moved stories redirecting from every old URL."""
 
 from __future__ import annotations
 
 import json
+import shutil
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -11,15 +13,25 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import feedparser
 import lxml.html
 from conftest import tree
+from lxml import etree
 from storygen import REPO, make_story, write_draft, write_story
 
+from desk.build import build
+from desk.cache import BuildCache
+from desk.catalog import Clock
 from desk.config import Config, load_config
+from desk.history import read_history_file
+from desk.linkcheck import check_links
 from desk.serve import DevServer
 
 NOW = "2026-11-15T00:00:00Z"
 NOW_TIME = datetime(2026, 11, 15, tzinfo=UTC)
+BASE = "https://hangingcontext.com"
+SITEMAP_NS = "{http://www.sitemaps.org/schemas/sitemap/0.9}"
+ONE = "/stories/2026-11-14/story-number-1/"
 TWO = "/stories/2026-11-14/story-number-2/"
 
 
@@ -27,6 +39,22 @@ def desk_build(desk: Any, content: Path, out: Path, *extra: str) -> Any:
     """`desk build` of content into out, with its own cache folder beside it."""
     return desk("build", "--content", str(content), "--out", str(out), "--cache-dir",
                 str(out.parent / "cache"), "--now", NOW, "--no-search", *extra)
+
+
+def config_for(content: Path, out: Path, **extra: object) -> Config:
+    return load_config(REPO / "pyproject.toml", {
+        "content_dir": content, "output_dir": out, "cache_dir": out.parent / "cache",
+        "search": False, **extra})
+
+
+def from_nothing(config: Config, site: Path, name: str) -> dict[str, bytes]:
+    """A build without any cache, knowing only the URL history the site carries."""
+    history, problems = read_history_file(site / ".well-known/desk-urls.json")
+    assert not problems
+    fresh = config.model_copy(update={"output_dir": site.parent / name})
+    shutil.rmtree(fresh.output_dir, ignore_errors=True)
+    assert build(fresh, Clock(NOW_TIME), cache=BuildCache(history=history)).ok
+    return tree(fresh.output_dir)
 
 
 @contextmanager
@@ -53,6 +81,33 @@ def get(dev: DevServer, path: str) -> tuple[int, bytes]:
             return response.status, response.read()
     except urllib.error.HTTPError as exc:
         return exc.code, exc.read()
+
+
+def redirect_of(page: bytes) -> dict[str, str]:
+    """What a redirect page says: where its refresh, canonical link and visible link go."""
+    html = lxml.html.fromstring(page)
+    refresh = html.cssselect('meta[http-equiv="refresh"]')[0].get("content")
+    return {"refresh": refresh.split("url=", 1)[1],
+            "canonical": html.cssselect('link[rel="canonical"]')[0].get("href"),
+            "robots": html.cssselect('meta[name="robots"]')[0].get("content"),
+            "link": html.cssselect("main a")[0].get("href")}
+
+
+def sitemap_paths(site: Path) -> list[str]:
+    root = etree.parse(str(site / "sitemap.xml")).getroot()
+    return [loc.text.removeprefix(BASE) for loc in root.iter(f"{SITEMAP_NS}loc")]
+
+
+def feed_entries(site: Path) -> dict[str, list[tuple[str, str]]]:
+    """(entry id, link) of every entry of the site feed, in each format."""
+    found = {}
+    for name in ("feed.xml", "atom.xml"):
+        parsed = feedparser.parse((site / name).read_bytes())
+        assert not parsed.bozo
+        found[name] = [(e.id, e.link) for e in parsed.entries]
+    items = json.loads((site / "feed.json").read_text())["items"]
+    found["feed.json"] = [(item["id"], item["url"]) for item in items]
+    return found
 
 
 def test_a_draft_is_in_the_preview_and_nowhere_in_the_built_site(desk, tmp_path: Path) -> None:
@@ -117,3 +172,98 @@ def test_drafts_are_checked_and_reported_apart(desk, tmp_path: Path) -> None:
     assert desk_build(desk, content, out).exit_code == 0  # the drafts are skipped
     refused = desk_build(desk, content, out, "--drafts")
     assert refused.exit_code == 1 and str(draft) in refused.stderr
+
+
+def test_moves_redirect_every_old_url_to_the_newest(desk, tmp_path: Path) -> None:
+    content, out = tmp_path / "content", tmp_path / "public"
+    write_story(content, make_story(1), "one.json")
+    write_story(content, make_story(2), "two.json")
+    assert desk_build(desk, content, out).exit_code == 0
+    # The story's entry id in each feed format, by its link.
+    entry_ids = {name: {link: entry_id for entry_id, link in entries}[BASE + ONE]
+                 for name, entries in feed_entries(out).items()}
+    once = "/stories/2026-11-14/renamed-once/"
+    final = "/stories/2026-11-13/renamed-twice/"
+    write_story(content, make_story(1, slug="renamed-once"), "one.json")  # a slug change
+    assert desk_build(desk, content, out).exit_code == 0
+    assert redirect_of((out / ONE.strip("/") / "index.html").read_bytes())["link"] == once
+    # A second move, to another day: both old URLs redirect to the final one.
+    (content / "stories/2026-11-14/one.json").unlink()
+    write_story(content, make_story(1, slug="renamed-twice",
+                                    published_at=datetime(2026, 11, 13, 12, 1, tzinfo=UTC)),
+                "one.json")
+    report = tmp_path / "report.json"
+    assert desk_build(desk, content, out, "--report", str(report)).exit_code == 0
+    files = tree(out)
+    for old in (ONE, once):
+        assert [f for f in files if f.startswith(old[1:])] == [old[1:] + "index.html"]
+        assert redirect_of(files[old[1:] + "index.html"]) == {
+            "refresh": final, "canonical": BASE + final, "robots": "noindex", "link": final}
+    assert [(r["from"], r["to"]) for r in json.loads(report.read_text())["redirects"]] == [
+        (once, final), (ONE, final)]
+
+    # Only the new URL is listed anywhere; feeds keep the story's entry id.
+    assert final in sitemap_paths(out) and not {ONE, once} & set(sitemap_paths(out))
+    for name, entries in feed_entries(out).items():
+        assert entry_ids[name] == "tag:hangingcontext.com,2026:stories/10001"
+        links = [link for entry_id, link in entries if entry_id == entry_ids[name]]
+        assert links == [BASE + final] and len(entries) == 2, name
+    listed = [s["url"] for s in json.loads((out / "index.json").read_text())["stories"]]
+    listed += [s["url"] for s in json.loads(
+        (out / "n/artificial-intelligence/index.json").read_text())["stories"]]
+    assert BASE + final in listed and not {BASE + ONE, BASE + once} & set(listed)
+    llms = (out / "llms.txt").read_text()
+    assert f"{BASE}{final}index.md" in llms and ONE not in llms and once not in llms
+    assert check_links(out, config_for(content, out)) == []
+    assert files == from_nothing(config_for(content, out), out, "fresh")
+
+    # A redirect never takes a live story's place: a new story at the first old URL.
+    write_story(content, make_story(3, slug="story-number-1"), "three.json")
+    assert desk_build(desk, content, out).exit_code == 0
+    page = lxml.html.fromstring((out / ONE.strip("/") / "index.html").read_bytes())
+    assert page.cssselect("h1")[0].text == "Headline of story 3"
+    assert redirect_of((out / once.strip("/") / "index.html").read_bytes())["link"] == final
+    assert tree(out) == from_nothing(config_for(content, out), out, "fresh")
+
+
+def test_a_fresh_runner_reads_the_url_history_back_from_the_last_deploy(
+        desk, tmp_path: Path) -> None:
+    content, first = tmp_path / "content", tmp_path / "runner-1" / "public"
+    write_story(content, make_story(1), "one.json")
+    assert desk_build(desk, content, first).exit_code == 0
+    write_story(content, make_story(1, slug="renamed"), "one.json")
+    assert desk_build(desk, content, first).exit_code == 0
+    # Another runner: no cache, no output folder, only a copy of the deployed history.
+    deployed = tmp_path / "desk-urls.json"
+    shutil.copy(first / ".well-known/desk-urls.json", deployed)
+    second = tmp_path / "runner-2" / "public"
+    write_story(content, make_story(2), "two.json")
+    result = desk_build(desk, content, second, "--url-history", str(deployed))
+    assert result.exit_code == 0, result.stderr
+    assert redirect_of((second / ONE.strip("/") / "index.html").read_bytes())["link"] == (
+        "/stories/2026-11-14/renamed/")
+    # Without it, the old URL is forgotten.
+    third = tmp_path / "runner-3" / "public"
+    assert desk_build(desk, content, third).exit_code == 0
+    assert not (third / ONE.strip("/")).exists()
+    deployed.write_text('{"version": 1, "stories": {"1": ["/etc/"]}}')
+    refused = desk_build(desk, content, tmp_path / "runner-4" / "public",
+                         "--url-history", str(deployed))
+    assert refused.exit_code == 1
+    assert f"{deployed}: /stories/1/0: not a desk URL history" in refused.stderr
+
+
+def test_the_preview_redirects_like_the_build(tmp_path: Path) -> None:
+    content, out = tmp_path / "content", tmp_path / "public"
+    for n in (1, 2):
+        write_story(content, make_story(n), f"{n}.json")
+    assert build(config_for(content, out), Clock(NOW_TIME)).ok
+    # Moved since the last build: the preview starts from the built site's history.
+    write_story(content, make_story(2, slug="renamed-before"), "2.json")
+    with preview(content, out) as dev:
+        assert redirect_of(get(dev, TWO)[1])["link"] == "/stories/2026-11-14/renamed-before/"
+        write_story(content, make_story(1, slug="renamed"), "1.json")
+        assert dev.rebuild("moved", content_only=True).ok
+        moved = redirect_of(get(dev, ONE)[1])
+        assert moved["refresh"] == moved["link"] == "/stories/2026-11-14/renamed/"
+        assert get(dev, ONE + "index.json")[0] == 404

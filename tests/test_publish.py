@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import yaml
 from click.testing import CliRunner
-from storygen import REPO, make_corpus, make_story, write_story
+from storygen import REPO, make_corpus, make_story, write_draft, write_story
 
 from desk.cli import main
 from desk.config import load_config
@@ -106,19 +106,30 @@ def test_report_counts_published_held_and_refused(tmp_path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def sample_sites(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
-    """The shipped content and a generated corpus, each built."""
+    """The shipped content, a generated corpus, and a site with a story moved and a draft
+    shown (built with --drafts, as for a staging site)."""
     root = tmp_path_factory.mktemp("gates")
     sites = []
-    for name, content in (("sample", REPO / "content"), ("corpus", root / "corpus-content")):
+    for name, content in (("sample", REPO / "content"), ("corpus", root / "corpus-content"),
+                          ("lifecycle", root / "lifecycle-content")):
         if name == "corpus":
             make_corpus(content, 30)
         out = root / name
-        runner = CliRunner()
-        result = runner.invoke(main, ["build", "--config", str(REPO / "pyproject.toml"),
-                                      "--content", str(content), "--out", str(out),
-                                      "--now", NOW, "--no-cache"])
+        args = ["build", "--config", str(REPO / "pyproject.toml"), "--content", str(content),
+                "--out", str(out), "--now", NOW, "--cache-dir", str(root / "cache")]
+        if name == "lifecycle":
+            for n in (1, 2):
+                write_story(content, make_story(n), f"{n}.json")
+            assert CliRunner().invoke(main, args).exit_code == 0
+            write_story(content, make_story(1, slug="moved"), "1.json")
+            write_draft(content, make_story(3))
+            args.append("--drafts")
+        result = CliRunner().invoke(main, [*args, "--no-cache"])
         assert result.exit_code == 0, result.output
         sites.append(out)
+    lifecycle = sites[-1] / "stories/2026-11-14"
+    assert {p.name for p in lifecycle.iterdir()} == {"moved", "story-number-1",
+                                                     "story-number-2", "story-number-3"}
     return sites
 
 

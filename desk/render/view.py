@@ -236,6 +236,8 @@ def _related(related: tuple[tuple[str, str], ...], base: str | None, catalog: Ca
     views = []
     for url, headline in related:
         path = urls.internal_story_path(url, config, base)
+        if path is not None:
+            path = catalog.moved.get(path, path)  # a moved story, at its new URL
         if path is not None and path in catalog.by_path:
             target = catalog.by_path[path].summary
             views.append(RelatedView(urls.href(config, path), urls.absolute(config, path),
