@@ -5,8 +5,8 @@ is no second path. Walking one story through:
 
 1. desk.inspection loads its file (desk.loader) and checks it (desk.checks) into a
    LoadedStory (a small summary), unless the cache knows the file unchanged;
-2. desk.catalog places it among the published, held or draft stories, by newsroom and
-   edition, with the URL history (desk.history) of moved stories;
+2. desk.catalog places it among the published, held, draft or withdrawn stories, by
+   newsroom and edition, with the URL history (desk.history) of moved stories;
 3. its key (desk.keys) is compared with the one its files were built under (desk.ledger);
    when they differ, desk.render.story renders its three files, here or in a forked
    worker (desk.parallel), and the writer (desk.writer, chosen by desk.target) stages
@@ -32,7 +32,7 @@ from jinja2 import Environment, TemplateError
 from desk import urls
 from desk.assets import Asset, collect_assets
 from desk.cache import BuildCache, InspectionCache, Session
-from desk.catalog import Catalog, Clock, build_catalog
+from desk.catalog import Catalog, Clock, Notice, build_catalog
 from desk.config import Config
 from desk.findings import Finding, sort_findings
 from desk.history import Redirect, UrlHistory
@@ -75,6 +75,7 @@ class BuildReport:
     reused: int = 0
     skipped: tuple[LoadedStory, ...] = ()  # drafts not written
     redirects: tuple[Redirect, ...] = ()  # old URLs of moved stories
+    withdrawn: tuple[Notice, ...] = ()  # withdrawals applied
 
     @property
     def errors(self) -> tuple[Finding, ...]:
@@ -185,7 +186,8 @@ def _build(config: Config, clock: Clock, target: Target, cache: BuildCache,
     return BuildReport(ok=True, findings=tuple(findings), published=catalog.published,
                        held=catalog.held, files=writer.files, bytes=writer.bytes,
                        timings=timer.timings, out_dir=target.out_dir, reused=ledger.reused,
-                       skipped=catalog.skipped, redirects=catalog.redirects)
+                       skipped=catalog.skipped, redirects=catalog.redirects,
+                       withdrawn=catalog.notices)
 
 
 def _inspect(config: Config, clock: Clock, target: Target, cache: BuildCache, jobs: int
@@ -197,7 +199,7 @@ def _inspect(config: Config, clock: Clock, target: Target, cache: BuildCache, jo
     if problems:
         return None, problems, history
     inspection = inspect_content(config, InspectionCache(cache.state, check_key(config)),
-                                 jobs)
+                                 jobs, history)
     counted = list(inspection.findings)
     if clock.drafts:
         counted = sort_findings([*counted, *inspection.draft_findings])

@@ -1,7 +1,8 @@
 """The site catalog: which stories readers see, and how they group. Pure, no I/O.
 
-A draft shows only when the clock shows drafts, a held story once it is due; a moved
-story's old URLs redirect to its page (desk.history).
+A story's state decides where it shows (see the README's lifecycle table): a draft only
+when the clock shows drafts, a held story once due, a withdrawn one nowhere but its
+notice; a moved story's old URLs redirect to its page (desk.history).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Generic, TypeVar
 
 from desk.config import Config
 from desk.history import Redirect, UrlHistory, redirects
-from desk.loader import LoadedStory
+from desk.loader import LoadedStory, LoadedWithdrawal
 
 T = TypeVar("T")
 
@@ -29,17 +30,30 @@ class Group:
 
 @dataclass(frozen=True)
 class Content:
-    """The valid files of the content folder: stories and drafts."""
+    """The valid files of the content folder: stories, drafts and withdrawals."""
 
     stories: tuple[LoadedStory, ...]
     drafts: tuple[LoadedStory, ...] = ()
+    withdrawals: tuple[LoadedWithdrawal, ...] = ()
+
+
+@dataclass(frozen=True)
+class Notice:
+    """A withdrawn story, and the URL path its withdrawal notice takes (None when the
+    story was never published: nothing to give notice of)."""
+
+    id: str
+    path: str | None
+    withdrawn_at: datetime
+    reason: str
+    file: str
 
 
 @dataclass(frozen=True)
 class Catalog:
     """The published stories (with the drafts, when shown), newest first, grouped by
-    newsroom and by edition; the held ones, the skipped drafts, the redirects and the URL
-    history after this build."""
+    newsroom and by edition; the held ones, the skipped drafts, the withdrawal notices,
+    the redirects and the URL history after this build."""
 
     published: tuple[LoadedStory, ...]
     held: tuple[LoadedStory, ...]
@@ -49,6 +63,7 @@ class Catalog:
     edition_index: dict[str, int] = field(repr=False, default_factory=dict)
     newsroom_index: dict[str, Group] = field(repr=False, default_factory=dict)
     skipped: tuple[LoadedStory, ...] = ()
+    notices: tuple[Notice, ...] = ()
     redirects: tuple[Redirect, ...] = ()
     moved: Mapping[str, str] = field(repr=False, default_factory=dict)  # old path -> new
     history: UrlHistory = field(repr=False, default_factory=UrlHistory)
@@ -130,17 +145,26 @@ def newsroom_title(key: str, stories: tuple[LoadedStory, ...], config: Config) -
 def build_catalog(content: Content, config: Config, clock: Clock,
                   history: UrlHistory | None = None) -> Catalog:
     """Split stories into published and held (not yet out), drafts into shown and
-    skipped; group the published ones; place the redirects of moved stories (`history`:
-    the URLs published so far)."""
-    due = [s for s in content.stories if clock.publishes(s.summary.published_at)]
-    held = tuple(sorted((s for s in content.stories
-                         if not clock.publishes(s.summary.published_at)),
+    skipped, leave the withdrawn ones out; group the published ones; place the withdrawal
+    notices and the redirects of moved stories (`history`: the URLs published so far)."""
+    history = history or UrlHistory()
+    withdrawn: dict[str, LoadedWithdrawal] = {}
+    for item in content.withdrawals:
+        withdrawn.setdefault(item.id, item)
+    kept = [s for s in content.stories if s.summary.id not in withdrawn]
+    due = [s for s in kept if clock.publishes(s.summary.published_at)]
+    held = tuple(sorted((s for s in kept if not clock.publishes(s.summary.published_at)),
                         key=lambda s: (s.summary.published_at, s.summary.id)))
-    published = newest_first([*due, *content.drafts] if clock.drafts else due)
-    # The pages of published stories are in the history; drafts' are not.
+    drafts = tuple(s for s in content.drafts if s.summary.id not in withdrawn)
+    shown = drafts if clock.drafts else ()
+    published = newest_first([*due, *shown])
+    taken = {s.url_path for s in published}
+    notices = tuple(_notices(content.stories, withdrawn, history, clock, taken))
+    # The pages of published stories and notices are in the history; drafts' are not.
     pages = [(s.summary.id, s.url_path) for s in due]
-    after = (history or UrlHistory()).advance(pages)
-    moves = redirects(after, dict(pages), {s.url_path: s for s in published})
+    pages += [(n.id, n.path) for n in notices if n.path is not None]
+    after = history.advance(pages)
+    moves = redirects(after, dict(pages), dict.fromkeys(taken | {p for _, p in pages}))
     newsrooms, editions = _groups(published, config)
     return Catalog(
         published=tuple(published),
@@ -150,11 +174,24 @@ def build_catalog(content: Content, config: Config, clock: Clock,
         by_path={s.url_path: s for s in published},
         edition_index={g.key: i for i, g in enumerate(editions)},
         newsroom_index={g.key: g for g in newsrooms},
-        skipped=() if clock.drafts else content.drafts,
+        skipped=() if clock.drafts else drafts,
+        notices=notices,
         redirects=tuple(moves),
         moved={r.path: r.target for r in moves},
         history=after,
     )
+
+
+def _notices(stories: Sequence[LoadedStory], withdrawn: Mapping[str, LoadedWithdrawal],
+             history: UrlHistory, clock: Clock, taken: set[str]) -> Iterator[Notice]:
+    """Each withdrawal's notice: at the story's URL if it is due, else at the newest URL
+    it was published at; none when it never was, or a live story has that URL now."""
+    due = {s.summary.id: s.url_path for s in stories
+           if s.summary.id in withdrawn and clock.publishes(s.summary.published_at)}
+    for story_id, item in sorted(withdrawn.items()):
+        path = due.get(story_id) or history.latest(story_id)
+        yield Notice(story_id, None if path in taken else path, item.withdrawn_at,
+                     item.reason, item.path)
 
 
 def _groups(published: list[LoadedStory], config: Config

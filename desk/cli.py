@@ -18,7 +18,7 @@ from typing import Any
 import click
 
 from desk.build import BuildReport, build
-from desk.cache import BuildCache
+from desk.cache import BuildCache, remembered_history
 from desk.catalog import Clock
 from desk.config import Config, ConfigError, find_project_file, load_config
 from desk.findings import Finding
@@ -208,8 +208,10 @@ def check_command(content: Path | None, strict: bool, fmt: str, links_dir: Path 
         findings = check_links(links_dir, config)
         checked = f"{links_dir}: links"
     else:
-        inspection = inspect_content(config)
-        findings, drafts = inspection.findings, inspection.draft_findings
+        # The URL history knows the ids of published stories no longer in the content.
+        history, problems = remembered_history(config.cache_dir, config.output_dir)
+        inspection = inspect_content(config, history=history)
+        findings, drafts = [*problems, *inspection.findings], inspection.draft_findings
         checked = f"{len(inspection.stories)} stories"
         if inspection.drafts or drafts:
             checked += f" and {len(inspection.drafts)} drafts"

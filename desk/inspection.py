@@ -1,10 +1,11 @@
-"""Inspection: every story and draft file loaded and checked, once, for `desk check` and
+"""Inspection: every file of the content loaded and checked, once, for `desk check` and
 builds.
 
-Each file is inspected on its own (parsed, validated, checked by the story rules) — by
-forked processes when there are many — unless the inspection cache knows it unchanged;
-then the rules across stories run. The drafts' findings are kept apart: they stop only a
-build that shows drafts.
+Each story and draft file is inspected on its own (parsed, validated, checked by the
+story rules) — by forked processes when there are many — unless the inspection cache
+knows it unchanged; then the rules across stories run, and the withdrawal files are
+read and checked against the stories and the URL history. The drafts' findings are kept
+apart: they stop only a build that shows drafts.
 """
 
 from __future__ import annotations
@@ -16,16 +17,20 @@ from pathlib import Path
 
 from desk.cache import Inspected, InspectionCache, file_stat
 from desk.catalog import Content
-from desk.checks import check_across, check_story
+from desk.checks import check_across, check_story, check_withdrawals
 from desk.config import Config
 from desk.findings import Finding, sort_findings
+from desk.history import UrlHistory
 from desk.loader import (
     DRAFTS,
     STORIES,
+    WITHDRAWN,
     LoadedStory,
+    LoadedWithdrawal,
     ParsedStory,
     content_files,
     layout_warnings,
+    load_withdrawal_file,
     parse_story_file,
 )
 from desk.parallel import map_forked
@@ -38,8 +43,8 @@ KEEP_PARSED = 500
 
 @dataclass(frozen=True)
 class Inspection:
-    """Every valid story and draft (each in path order), and the findings, errors first:
-    the stories', and apart the drafts'."""
+    """Every valid story and draft (each in path order), every valid withdrawal, and the
+    findings, errors first: the stories' and withdrawals', and apart the drafts'."""
 
     stories: tuple[LoadedStory, ...]
     findings: tuple[Finding, ...]
@@ -47,6 +52,7 @@ class Inspection:
     parsed: Mapping[str, ParsedStory] = field(default_factory=dict)
     drafts: tuple[LoadedStory, ...] = ()
     draft_findings: tuple[Finding, ...] = ()
+    withdrawals: tuple[LoadedWithdrawal, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -56,12 +62,13 @@ class Inspection:
     @property
     def content(self) -> Content:
         """The valid files, as the catalog takes them."""
-        return Content(self.stories, self.drafts)
+        return Content(self.stories, self.drafts, self.withdrawals)
 
 
 def inspect_content(config: Config, cache: InspectionCache | None = None,
-                    jobs: int = 1) -> Inspection:
-    """Load the content and check it: what `desk check` prints and `desk build` gates on."""
+                    jobs: int = 1, history: UrlHistory | None = None) -> Inspection:
+    """Load the content and check it: what `desk check` prints and `desk build` gates on
+    (`history`: the URL history, which knows the ids of stories no longer in content)."""
     content = config.content_dir
     if not content.is_dir():
         return Inspection((), (Finding(str(content), "", "content-missing",
@@ -80,8 +87,10 @@ def inspect_content(config: Config, cache: InspectionCache | None = None,
         shown = set(draft_paths)
         draft_findings += [f for f in check_across(stories + drafts, config)
                            if f.path in shown]
+    withdrawals = _withdrawals(content, findings)
+    findings += check_withdrawals(withdrawals, stories + drafts, history or UrlHistory())
     return Inspection(tuple(stories), tuple(sort_findings(findings)), parsed, tuple(drafts),
-                      tuple(sort_findings(draft_findings)))
+                      tuple(sort_findings(draft_findings)), withdrawals)
 
 
 def _valid(paths: list[str], results: dict[str, Inspected],
@@ -94,6 +103,13 @@ def _valid(paths: list[str], results: dict[str, Inspected],
         if item is not None:
             loaded.append(item)
     return loaded
+
+
+def _withdrawals(content: Path, findings: list[Finding]) -> tuple[LoadedWithdrawal, ...]:
+    """Every valid withdrawal file, in path order (small files: read on every build)."""
+    found = (load_withdrawal_file(Path(path), findings)
+             for path in content_files(content, WITHDRAWN, findings))
+    return tuple(item for item in found if item is not None)
 
 
 def _inspect_files(paths: list[str], config: Config, cache: InspectionCache | None,

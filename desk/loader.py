@@ -24,13 +24,14 @@ from pydantic import ValidationError
 from desk import urls
 from desk.config import Config
 from desk.findings import Finding, escape_pointer
-from desk.models import Story
+from desk.models import Story, Withdrawal
 from desk.prose import clean_text
 
-# The folders of content/: stories (published, or held until due) and drafts (shown only
-# in the preview or with --drafts).
+# The folders of content/: stories (published, or held until due), drafts (shown only in
+# the preview or with --drafts) and withdrawals (one file per withdrawn story).
 STORIES = "stories"
 DRAFTS = "drafts"
+WITHDRAWN = "withdrawn"
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 # Characters HTML and XML forbid may hide in text, raw or as escapes; these find every file
@@ -215,6 +216,35 @@ def parse_story_file(path: Path, findings: list[Finding]) -> ParsedStory | None:
     return ParsedStory(story, data, hashlib.sha256(raw_bytes).hexdigest())
 
 
+@dataclass(frozen=True)
+class LoadedWithdrawal:
+    """A valid file of content/withdrawn/: where it is, and what it says."""
+
+    path: str
+    id: str
+    withdrawn_at: datetime
+    reason: str
+
+
+def load_withdrawal_file(path: Path, findings: list[Finding]) -> LoadedWithdrawal | None:
+    """Parse and validate one withdrawal file; append its findings; the record if valid."""
+    shown = _display(path)
+    try:
+        raw_bytes = path.read_bytes()
+    except OSError as exc:
+        findings.append(Finding(shown, "", "unreadable", f"cannot read file: {exc.strerror}"))
+        return None
+    data = parse_json(raw_bytes, shown, findings)
+    if data is None:
+        return None
+    try:
+        found = Withdrawal.model_validate(data)
+    except ValidationError as exc:
+        findings.extend(_validation_findings(exc, data, shown))
+        return None
+    return LoadedWithdrawal(shown, found.id, found.withdrawn_at, found.reason)
+
+
 def load_story_file(path: Path, findings: list[Finding]) -> tuple[Story, str] | None:
     """Parse and validate one file; append its findings; the story and its sha256 if valid."""
     parsed = parse_story_file(path, findings)
@@ -305,6 +335,8 @@ _FIELD_CODES = {
 def _code_for(pointer: str, kind: str) -> str:
     if kind == "missing":
         return "missing-field"
+    if kind == "extra_forbidden":
+        return "unknown-key"
     return _FIELD_CODES.get(pointer, "invalid-value")
 
 
@@ -346,6 +378,8 @@ def _message_for(err: Any) -> str:
     kind = err["type"]
     if kind == "missing":
         return "field required"
+    if kind == "extra_forbidden":
+        return f"unknown key {err['loc'][-1]!r}"
     if kind in _TYPE_NAMES:
         return f"expected {_TYPE_NAMES[kind]}, got {_json_type(err.get('input'))}"
     if kind == "timezone_aware":

@@ -1,5 +1,5 @@
-"""The publish report: what a build published, held and refused, the drafts it skipped
-and the moves it redirected, as JSON and Markdown."""
+"""The publish report: what a build published, held and refused, the drafts it skipped,
+the moves it redirected and the withdrawals it applied, as JSON and Markdown."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from desk.build import BuildReport
-from desk.render.templates import isotime
+from desk.render.templates import isotime, oneline
 
 # Items per list in the Markdown summary.
 SHOWN = 20
@@ -29,6 +29,8 @@ def report_data(report: BuildReport) -> dict[str, Any]:
         "drafts_skipped": [{"id": s.summary.id, "url_path": s.url_path, "path": s.path}
                            for s in report.skipped],
         "redirects": [{"id": r.id, "from": r.path, "to": r.target} for r in report.redirects],
+        "withdrawn": [{"id": n.id, "url_path": n.path, "path": n.file, "reason": n.reason,
+                       "withdrawn_at": isotime(n.withdrawn_at)} for n in report.withdrawn],
         "refused": [f.as_dict() | {"line": f.format()} for f in report.errors],
         "warnings": [f.as_dict() | {"line": f.format()} for f in report.warnings],
         "timings": {stage: round(seconds, 3) for stage, seconds in report.timings.items()},
@@ -68,12 +70,15 @@ def report_markdown(data: dict[str, Any]) -> str:
 
 
 def lifecycle_lines(data: dict[str, Any]) -> list[str]:
-    """The summary's lists of drafts skipped and moves redirected."""
+    """The summary's lists of drafts skipped, moves redirected and withdrawals applied."""
     lines: list[str] = []
     sections: tuple[tuple[str, str, Callable[[dict[str, Any]], str]], ...] = (
         ("drafts_skipped", "Drafts skipped (`desk build --drafts` writes them):",
          lambda d: f"- `{d['path']}`"),
         ("redirects", "Moves redirected:", lambda r: f"- `{r['from']}` → `{r['to']}`"),
+        ("withdrawn", "Withdrawals applied:",
+         lambda w: f"- `{w['url_path'] or w['id']}` at {w['withdrawn_at']}: "
+                   f"{oneline(w['reason'])}"),
     )
     for key, title, line in sections:
         if data[key]:

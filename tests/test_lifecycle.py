@@ -1,8 +1,9 @@
-"""A story's life through `desk build` and `desk serve`: drafts in the preview only,
-moved stories redirecting from every old URL."""
+"""A story's whole life through `desk build` and `desk serve`: drafts in the preview only,
+moved stories redirecting from every old URL, withdrawn stories leaving a notice."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import shutil
 import urllib.error
@@ -17,7 +18,7 @@ import feedparser
 import lxml.html
 from conftest import tree
 from lxml import etree
-from storygen import REPO, make_story, write_draft, write_story
+from storygen import REPO, make_story, write_draft, write_story, write_withdrawal
 
 from desk.build import build
 from desk.cache import BuildCache
@@ -108,6 +109,15 @@ def feed_entries(site: Path) -> dict[str, list[tuple[str, str]]]:
     items = json.loads((site / "feed.json").read_text())["items"]
     found["feed.json"] = [(item["id"], item["url"]) for item in items]
     return found
+
+
+def searched_urls(site: Path) -> set[str]:
+    """The URL of every page in the Pagefind index (its fragments are gzipped JSON)."""
+    urls = set()
+    for fragment in (site / "pagefind/fragment").glob("*.pf_fragment"):
+        data = gzip.decompress(fragment.read_bytes()).removeprefix(b"pagefind_dcd")
+        urls.add(json.loads(data)["url"])
+    return urls
 
 
 def test_a_draft_is_in_the_preview_and_nowhere_in_the_built_site(desk, tmp_path: Path) -> None:
@@ -253,15 +263,77 @@ def test_a_fresh_runner_reads_the_url_history_back_from_the_last_deploy(
     assert f"{deployed}: /stories/1/0: not a desk URL history" in refused.stderr
 
 
-def test_the_preview_redirects_like_the_build(tmp_path: Path) -> None:
+def test_a_withdrawal_leaves_a_notice_and_the_story_nowhere_else(desk, tmp_path: Path) -> None:
     content, out = tmp_path / "content", tmp_path / "public"
-    for n in (1, 2):
+    for n in (1, 2, 3):
+        write_story(content, make_story(n), f"{n}.json")
+    config = config_for(content, out, search=True)
+    assert build(config, Clock(NOW_TIME)).ok
+    assert TWO in searched_urls(out)
+    write_withdrawal(content, "10002", reason="The figures came from a retracted report.")
+    report = build(config, Clock(NOW_TIME))
+    assert report.ok and [(n.id, n.path) for n in report.withdrawn] == [("10002", TWO)]
+    files = tree(out)
+    assert_notice(files, TWO, "The figures came from a retracted report.")
+    for name, data in files.items():
+        assert b"Headline of story 2" not in data, name
+        if not name.startswith(TWO[1:]) and name != ".well-known/desk-urls.json":
+            assert TWO.encode() not in data and b"10002" not in data, name
+    assert TWO not in searched_urls(out) and ONE in searched_urls(out)
+
+    # The story file deleted: the notice stays where readers knew the story.
+    story = content / "stories/2026-11-14/2.json"
+    kept = story.read_bytes()
+    story.unlink()
+    assert build(config.model_copy(update={"search": False}), Clock(NOW_TIME)).ok
+    assert_notice(tree(out), TWO, "The figures came from a retracted report.")
+    assert tree(out) == from_nothing(config.model_copy(update={"search": False}), out,
+                                     "fresh")
+    # The withdrawal removed, the story back: it is published again.
+    story.write_bytes(kept)
+    (content / "withdrawn/10002.json").unlink()
+    assert build(config.model_copy(update={"search": False}), Clock(NOW_TIME)).ok
+    assert b"Headline of story 2" in (out / TWO.strip("/") / "index.html").read_bytes()
+
+    # Withdrawing an id no story ever had is an error naming the file.
+    unknown = write_withdrawal(content, "no-such-story")
+    result = desk_build(desk, content, out)
+    assert result.exit_code == 1
+    assert (f"{unknown}: /id: no story has id 'no-such-story': none in the content, and "
+            "none was ever published under it") in result.stderr
+
+
+def assert_notice(files: dict[str, bytes], path: str, reason: str) -> None:
+    """The withdrawal notice, in the three formats of the story it replaced."""
+    folder = path[1:]
+    assert sorted(f for f in files if f.startswith(folder)) == [
+        folder + "index.html", folder + "index.json", folder + "index.md"]
+    page = lxml.html.fromstring(files[folder + "index.html"])
+    assert page.cssselect("h1")[0].text == "This story was withdrawn"
+    assert reason in page.cssselect(".reason")[0].text_content()
+    assert not page.xpath("//*[@data-pagefind-body]")
+    assert page.cssselect('meta[name="robots"]')[0].get("content") == "noindex"
+    data = json.loads(files[folder + "index.json"])
+    assert data["type"] == "withdrawal" and data["reason"] == reason
+    assert data["url"] == BASE + path and data["withdrawn_at"] == "2026-11-15T09:00:00Z"
+    assert f"Reason: {reason}" in files[folder + "index.md"].decode()
+
+
+def test_the_preview_redirects_and_gives_notice_like_the_build(tmp_path: Path) -> None:
+    content, out = tmp_path / "content", tmp_path / "public"
+    for n in (1, 2, 3):
         write_story(content, make_story(n), f"{n}.json")
     assert build(config_for(content, out), Clock(NOW_TIME)).ok
-    # Moved since the last build: the preview starts from the built site's history.
-    write_story(content, make_story(2, slug="renamed-before"), "2.json")
+    # Since the last build, story 3 moved, and story 2 was deleted and withdrawn: only the
+    # built site's history knows their URLs, and the preview starts from it.
+    write_story(content, make_story(3, slug="renamed-before"), "3.json")
+    (content / "stories/2026-11-14/2.json").unlink()
+    write_withdrawal(content, "10002")
     with preview(content, out) as dev:
-        assert redirect_of(get(dev, TWO)[1])["link"] == "/stories/2026-11-14/renamed-before/"
+        status, body = get(dev, TWO)
+        assert status == 200 and b"This story was withdrawn" in body
+        assert redirect_of(get(dev, "/stories/2026-11-14/story-number-3/")[1])["link"] == (
+            "/stories/2026-11-14/renamed-before/")
         write_story(content, make_story(1, slug="renamed"), "1.json")
         assert dev.rebuild("moved", content_only=True).ok
         moved = redirect_of(get(dev, ONE)[1])

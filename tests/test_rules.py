@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from storygen import REPO, make_story, write_story
+from storygen import REPO, make_story, write_story, write_withdrawal
 
 from desk import checks
 from desk.config import load_config
@@ -56,7 +56,8 @@ def _related_missing(s: dict[str, Any]) -> None:
     s["related"] = [{"url": "https://hangingcontext.com/stories/2026-01-01/gone/"}]
 
 
-# code: (how story 1 is changed, whether a second story shares its URL / its id)
+# code: (how story 1 is changed, whether a second story shares its URL / its id, or a
+# withdrawal names an id no story has / story 1 twice)
 CASES: dict[str, tuple[Mutate | None, str]] = {
     checks.UNCITED_TEXT: (_uncite_fact, ""),
     checks.UNKNOWN_MANIFEST: (_unknown_manifest, ""),
@@ -70,6 +71,8 @@ CASES: dict[str, tuple[Mutate | None, str]] = {
     checks.RELATED_MISSING: (_related_missing, ""),
     checks.DUPLICATE_URL: (None, "url"),
     checks.DUPLICATE_ID: (None, "id"),
+    checks.WITHDRAWN_UNKNOWN: (None, "withdraw-unknown"),
+    checks.DUPLICATE_WITHDRAWAL: (None, "withdraw-twice"),
 }
 
 
@@ -95,6 +98,11 @@ def test_each_case_raises_its_code(code: str, tmp_path: Path) -> None:
         write_story(content, make_story(2, slug="story-number-1"), "second.json")
     elif twin == "id":
         write_story(content, make_story(2, id=story["id"]))
+    elif twin == "withdraw-unknown":
+        write_withdrawal(content, "no-such-story")
+    elif twin == "withdraw-twice":
+        write_withdrawal(content, story["id"], name="first.json")
+        write_withdrawal(content, story["id"], name="second.json")
     config = load_config(REPO / "pyproject.toml", {"content_dir": content})
     codes = [f.code for f in inspect_content(config).findings]
     assert code in codes
@@ -106,3 +114,4 @@ def test_each_case_raises_its_code(code: str, tmp_path: Path) -> None:
 def test_rules_are_listed_once_each() -> None:
     assert len(set(checks.STORY_RULES)) == len(checks.STORY_RULES)
     assert len(set(checks.ACROSS_RULES)) == len(checks.ACROSS_RULES)
+    assert len(set(checks.WITHDRAWAL_RULES)) == len(checks.WITHDRAWAL_RULES)
