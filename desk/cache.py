@@ -153,10 +153,13 @@ class BuildCache:
             self.file.unlink(missing_ok=True)
 
 
-def remembered_history(cache_dir: Path, out_dir: Path) -> tuple[UrlHistory, list[Finding]]:
-    """The URL history the next `desk build` into `out_dir` would start from (for desk
-    check and desk serve, which write no site of their own there)."""
-    return BuildCache.saved_for(cache_dir, out_dir).recall_history(out_dir)
+def remembered_history(cache_dir: Path, out_dir: Path, given: UrlHistory | None = None
+                       ) -> tuple[UrlHistory, list[Finding]]:
+    """The URL history the next `desk build` into `out_dir` would start from, `given`
+    the last deploy's (for desk check and desk serve, which write no site there)."""
+    cache = BuildCache.saved_for(cache_dir, out_dir)
+    cache.history = given
+    return cache.recall_history(out_dir)
 
 
 def file_stat(path: str) -> Stat | None:

@@ -22,7 +22,7 @@ from desk.cache import BuildCache, remembered_history
 from desk.catalog import Clock
 from desk.config import Config, ConfigError, find_project_file, load_config
 from desk.findings import Finding
-from desk.history import read_history_file
+from desk.history import UrlHistory, read_history_file
 from desk.inspection import inspect_content
 from desk.linkcheck import check_links
 from desk.report import report_data, report_markdown
@@ -59,6 +59,12 @@ def config_option(f: Any) -> Any:
                         help="pyproject.toml to read [tool.desk] from.")(f)
 
 
+def url_history_option(f: Any) -> Any:
+    return click.option("--url-history", type=click.Path(path_type=Path, exists=True,
+                        dir_okay=False), help="The last deploy's desk-urls.json, for a run "
+                        "with neither the cache nor the output folder.")(f)
+
+
 def make_config(config_file: Path | None, **overrides: Any) -> Config:
     """Load the configuration or exit with status 2 and a clear message."""
     try:
@@ -86,9 +92,7 @@ def main() -> None:
 @click.option("--now", type=IsoDatetime(), help="Build time (default: now, UTC).")
 @click.option("--future", is_flag=True, help="Publish stories dated after --now too.")
 @click.option("--drafts", is_flag=True, help="Write the drafts too, marked as drafts.")
-@click.option("--url-history", type=click.Path(path_type=Path, exists=True, dir_okay=False),
-              help="The last deploy's desk-urls.json, for a build with neither the cache "
-              "nor the output folder (moved stories keep redirecting).")
+@url_history_option
 @click.option("--jobs", type=click.IntRange(1, 64), default=os.cpu_count() or 1,
               show_default="the number of cores", help="Processes rendering stories.")
 @click.option("--no-cache", is_flag=True, help="Build from scratch; neither read nor save "
@@ -111,11 +115,7 @@ def build_command(content: Path | None, out: Path | None, base_url: str | None,
     # --no-cache: a build from nothing into a fresh folder, remembering nothing.
     target = FreshStaging(out) if no_cache else RecycledSpare(out)
     cache = BuildCache() if no_cache else BuildCache.saved_for(config.cache_dir, out)
-    if url_history is not None:
-        cache.history, problems = read_history_file(url_history)
-        if problems:
-            echo_findings(problems)
-            sys.exit(1)
+    cache.history = given_history(url_history)
     report = build(config, Clock(now or datetime.now(UTC), future, drafts), target, cache,
                    jobs, bar.update)
     bar.finish()
@@ -155,6 +155,17 @@ class ProgressBar:
         if self._shown:
             self._stream.write("\r\033[K")
             self._stream.flush()
+
+
+def given_history(path: Path | None) -> UrlHistory | None:
+    """The URL history in --url-history FILE, if given; exit 1 naming what is wrong."""
+    if path is None:
+        return None
+    history, problems = read_history_file(path)
+    if problems:
+        echo_findings(problems)
+        sys.exit(1)
+    return history
 
 
 def write_reports(report: BuildReport, report_file: Path | None) -> None:
@@ -197,9 +208,11 @@ def summary(report: BuildReport) -> str:
 @click.option("--links", "links_dir", type=click.Path(path_type=Path, file_okay=False,
               exists=True), help="Check the internal links of a built site instead.")
 @click.option("--base-url", help="Base URL the built site was made for.")
+@url_history_option
 @config_option
 def check_command(content: Path | None, strict: bool, fmt: str, links_dir: Path | None,
-                  base_url: str | None, config_file: Path | None) -> None:
+                  base_url: str | None, url_history: Path | None,
+                  config_file: Path | None) -> None:
     """Check every story without writing anything (or, with --links, a built site)."""
     config = make_config(config_file, content_dir=content, base_url=base_url)
     findings: Sequence[Finding]
@@ -209,7 +222,8 @@ def check_command(content: Path | None, strict: bool, fmt: str, links_dir: Path 
         checked = f"{links_dir}: links"
     else:
         # The URL history knows the ids of published stories no longer in the content.
-        history, problems = remembered_history(config.cache_dir, config.output_dir)
+        history, problems = remembered_history(config.cache_dir, config.output_dir,
+                                               given_history(url_history))
         inspection = inspect_content(config, history=history)
         findings, drafts = [*problems, *inspection.findings], inspection.draft_findings
         checked = f"{len(inspection.stories)} stories"

@@ -295,6 +295,16 @@ def test_a_withdrawal_leaves_a_notice_and_the_story_nowhere_else(desk, tmp_path:
     assert build(config.model_copy(update={"search": False}), Clock(NOW_TIME)).ok
     assert b"Headline of story 2" in (out / TWO.strip("/") / "index.html").read_bytes()
 
+    # A runner with neither the cache nor the site: only the deployed history knows it.
+    deployed = tmp_path / "desk-urls.json"
+    shutil.copy(out / ".well-known/desk-urls.json", deployed)
+    story.unlink()
+    write_withdrawal(content, "10002")
+    elsewhere = ["check", "--content", str(content), "--config", str(tmp_path / "x.toml")]
+    (tmp_path / "x.toml").write_text('[tool.desk]\noutput_dir = "elsewhere"\n')
+    assert desk(*elsewhere).exit_code == 1
+    assert desk(*elsewhere, "--url-history", str(deployed)).exit_code == 0
+
     # Withdrawing an id no story ever had is an error naming the file.
     unknown = write_withdrawal(content, "no-such-story")
     result = desk_build(desk, content, out)
