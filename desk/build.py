@@ -5,7 +5,8 @@ is no second path. Walking one story through:
 
 1. desk.inspection loads its file (desk.loader) and checks it (desk.checks) into a
    LoadedStory (a small summary), unless the cache knows the file unchanged;
-2. desk.catalog places it among the published or held stories, by newsroom and edition;
+2. desk.catalog places it among the published, held, draft or withdrawn stories, by
+   newsroom and edition, with the URL history (desk.history) of moved stories;
 3. its key (desk.keys) is compared with the one its files were built under (desk.ledger);
    when they differ, desk.render.story renders its three files, here or in a forked
    worker (desk.parallel), and the writer (desk.writer, chosen by desk.target) stages
@@ -31,10 +32,11 @@ from jinja2 import Environment, TemplateError
 from desk import urls
 from desk.assets import Asset, collect_assets
 from desk.cache import BuildCache, InspectionCache, Session
-from desk.catalog import Catalog, Clock, build_catalog
+from desk.catalog import Catalog, Clock, Notice, build_catalog
 from desk.config import Config
-from desk.findings import Finding
-from desk.inspection import inspect_content
+from desk.findings import Finding, sort_findings
+from desk.history import Redirect, UrlHistory
+from desk.inspection import Inspection, inspect_content
 from desk.keys import KeyMaker, check_key, site_key
 from desk.ledger import Ledger
 from desk.loader import ContentChanged, LoadedStory
@@ -78,6 +80,9 @@ class BuildReport:
     timings: dict[str, float] = field(default_factory=dict)
     out_dir: Path | None = None
     reused: int = 0
+    skipped: tuple[LoadedStory, ...] = ()  # drafts not written
+    redirects: tuple[Redirect, ...] = ()  # old URLs of moved stories
+    withdrawn: tuple[Notice, ...] = ()  # withdrawals applied
 
     @property
     def errors(self) -> tuple[Finding, ...]:
@@ -148,13 +153,11 @@ def build(
 def _build(config: Config, clock: Clock, target: Target, cache: BuildCache,
            workers: Workers) -> BuildReport:
     timer = Timer()
-    inspection = inspect_content(config, InspectionCache(cache.state, check_key(config)),
-                                 workers.jobs)
-    findings = list(inspection.findings)
+    inspection, findings, history = _inspect(config, clock, target, cache, workers.jobs)
     timer.lap("load")
-    if not inspection.ok:
+    if inspection is None or any(f.is_error for f in findings):
         return BuildReport(False, tuple(findings), timings=timer.timings)
-    catalog = build_catalog(inspection.stories, config, clock)
+    catalog = build_catalog(inspection.content, config, clock, history)
     timer.lap("catalog")
     try:
         writer = open_writer(target, cache.state.spare)
@@ -187,10 +190,29 @@ def _build(config: Config, clock: Clock, target: Target, cache: BuildCache,
         return BuildReport(False, (failure, *findings), timings=timer.timings)
     cache.state.advance(writer.previous_id, ledger.units, writer.loose_files(ledger.files()),
                         site_id)
+    cache.state.history = catalog.history
     cache.save()
     return BuildReport(ok=True, findings=tuple(findings), published=catalog.published,
                        held=catalog.held, files=writer.files, bytes=writer.bytes,
-                       timings=timer.timings, out_dir=target.out_dir, reused=ledger.reused)
+                       timings=timer.timings, out_dir=target.out_dir, reused=ledger.reused,
+                       skipped=catalog.skipped, redirects=catalog.redirects,
+                       withdrawn=catalog.notices)
+
+
+def _inspect(config: Config, clock: Clock, target: Target, cache: BuildCache, jobs: int
+             ) -> tuple[Inspection | None, list[Finding], UrlHistory]:
+    """The URL history this build starts from, and the content inspected with the
+    findings that count for this build (the drafts' only when drafts are shown); no
+    inspection when the history cannot be read."""
+    history, problems = cache.recall_history(target.out_dir)
+    if problems:
+        return None, problems, history
+    inspection = inspect_content(config, InspectionCache(cache.state, check_key(config)),
+                                 jobs, history)
+    counted = list(inspection.findings)
+    if clock.drafts:
+        counted = sort_findings([*counted, *inspection.draft_findings])
+    return inspection, counted, history
 
 
 @dataclass(frozen=True)

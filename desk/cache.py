@@ -9,7 +9,10 @@ Two parts, kept apart:
   - rendered units (a story's three files, a list page and its index.json, a feed...)
     with the key each was rendered under;
   - the spare: what the site before the current one holds, so the writer can recycle
-    that folder as its next staging folder (see desk.writer).
+    that folder as its next staging folder (see desk.writer);
+  - the URL history (desk.history): every URL each story id was published at. Unlike
+    the rest it is not a cache but the site's memory, which the site carries too (its
+    desk-urls.json): `recall_history` says which copy a build starts from.
 - **session** (`Session`), kept in memory by a long-running process (desk serve) and
   never saved: the template environment, feed entries, unit keys, the files of the
   live folder.
@@ -31,11 +34,12 @@ from typing import Any
 import orjson
 
 from desk.findings import Finding
+from desk.history import UrlHistory, history_from_json, read_history_file
 from desk.loader import LoadedStory, Summary
-from desk.urls import relative_file
-from desk.writer import Spare
+from desk.urls import URL_HISTORY, relative_file
+from desk.writer import Spare, site_id_of
 
-CACHE_VERSION = 4
+CACHE_VERSION = 5
 # Saved states of output folders kept at most (the oldest go first).
 MAX_SAVED = 20
 
@@ -79,6 +83,7 @@ class SavedState:
     check_key: str = ""  # what the inspected files' findings were checked against
     inspected: dict[str, FileRecord] = field(default_factory=dict)
     spare: Spare | None = None
+    history: UrlHistory | None = None  # after the build that made the site `site_id`
 
     def units_of(self, live_id: str | None) -> dict[str, UnitRecord]:
         """The units of the live site, if this state describes it (else none)."""
@@ -110,6 +115,9 @@ class BuildCache:
     state: SavedState = field(default_factory=SavedState)
     file: Path | None = None
     session: Session | None = None
+    # A URL history given by the caller (`desk build --url-history`, read from the last
+    # deploy): used when neither the saved state nor the output folder has one.
+    history: UrlHistory | None = None
 
     @classmethod
     def saved_for(cls, cache_dir: Path, out_dir: Path) -> BuildCache:
@@ -125,11 +133,33 @@ class BuildCache:
         with contextlib.suppress(OSError):
             write_state(self.state, self.file)
 
+    def recall_history(self, out_dir: Path) -> tuple[UrlHistory, list[Finding]]:
+        """The URL history a build into `out_dir` starts from: the saved state's, when it
+        describes the site there (or there is none); else that site's desk-urls.json;
+        else the given one; else none. Findings when a history file is unreadable."""
+        state = self.state
+        live = site_id_of(out_dir)
+        if state.history is not None and (live is None or live == state.site_id):
+            return state.history, []
+        found, problems = read_history_file(out_dir / relative_file(URL_HISTORY))
+        if found is not None or problems:
+            return found or UrlHistory(), problems
+        return self.history or state.history or UrlHistory(), []
+
     def forget(self) -> None:
         """Drop the saved state (after a failed write: the next build starts afresh)."""
         self.state = SavedState()
         if self.file is not None:
             self.file.unlink(missing_ok=True)
+
+
+def remembered_history(cache_dir: Path, out_dir: Path, given: UrlHistory | None = None
+                       ) -> tuple[UrlHistory, list[Finding]]:
+    """The URL history the next `desk build` into `out_dir` would start from, `given`
+    the last deploy's (for desk check and desk serve, which write no site there)."""
+    cache = BuildCache.saved_for(cache_dir, out_dir)
+    cache.history = given
+    return cache.recall_history(out_dir)
 
 
 def file_stat(path: str) -> Stat | None:
@@ -179,6 +209,7 @@ def write_state(state: SavedState, path: Path) -> None:
         "check_key": state.check_key,
         "inspected": {k: p.to_json() for k, p in state.inspected.items()},
         "loose": list(state.loose),
+        "history": state.history.to_json() if state.history is not None else None,
         # The spare's units, as far as they differ from the current ones (most do not).
         "spare": {"site_id": spare.site_id, "loose": list(spare.loose),
                   "units": {k: [u.key, _files_to_json(k, u.files)]
@@ -204,10 +235,12 @@ def read_state(path: Path) -> SavedState:
         inspected = {k: FileRecord((v[0][0], v[0][1], v[0][2]), _story_from_json(v[1]),
                                    tuple(Finding(*f) for f in v[2]), v)
                      for k, v in data["inspected"].items()}
+        history = data["history"]
         return SavedState(site_id=str(data["site_id"]), units=units,
                           loose=_files_from_json("/", data["loose"]),
                           check_key=str(data["check_key"]), inspected=inspected,
-                          spare=_spare_from_json(data["spare"], units))
+                          spare=_spare_from_json(data["spare"], units),
+                          history=None if history is None else history_from_json(history))
     except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
         return SavedState()
 

@@ -1,14 +1,20 @@
-"""The site catalog: which stories are published, and how they group. Pure, no I/O."""
+"""The site catalog: which stories readers see, and how they group. Pure, no I/O.
+
+A story's state decides where it shows (see the README's lifecycle table): a draft only
+when the clock shows drafts, a held story once due, a withdrawn one nowhere but its
+notice; a moved story's old URLs redirect to its page (desk.history).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Generic, TypeVar
 
 from desk.config import Config
-from desk.loader import LoadedStory
+from desk.history import Redirect, UrlHistory, redirects
+from desk.loader import LoadedStory, LoadedWithdrawal
 
 T = TypeVar("T")
 EPOCH = datetime.fromisoformat("1970-01-01T00:00:00+00:00")
@@ -24,8 +30,31 @@ class Group:
 
 
 @dataclass(frozen=True)
+class Content:
+    """The valid files of the content folder: stories, drafts and withdrawals."""
+
+    stories: tuple[LoadedStory, ...]
+    drafts: tuple[LoadedStory, ...] = ()
+    withdrawals: tuple[LoadedWithdrawal, ...] = ()
+
+
+@dataclass(frozen=True)
+class Notice:
+    """A withdrawn story, and the URL path its withdrawal notice takes (None when the
+    story was never published: nothing to give notice of)."""
+
+    id: str
+    path: str | None
+    withdrawn_at: datetime
+    reason: str
+    file: str
+
+
+@dataclass(frozen=True)
 class Catalog:
-    """The published stories, newest first, grouped by newsroom and by edition."""
+    """The published stories (with the drafts, when shown), newest first, grouped by
+    newsroom and by edition; the held ones, the skipped drafts, the withdrawal notices,
+    the redirects and the URL history after this build."""
 
     published: tuple[LoadedStory, ...]
     held: tuple[LoadedStory, ...]
@@ -35,6 +64,11 @@ class Catalog:
     last_modified: datetime = EPOCH  # of any published story
     edition_index: dict[str, int] = field(repr=False, default_factory=dict)
     newsroom_index: dict[str, Group] = field(repr=False, default_factory=dict)
+    skipped: tuple[LoadedStory, ...] = ()
+    notices: tuple[Notice, ...] = ()
+    redirects: tuple[Redirect, ...] = ()
+    moved: Mapping[str, str] = field(repr=False, default_factory=dict)  # old path -> new
+    history: UrlHistory = field(repr=False, default_factory=UrlHistory)
 
     @property
     def latest_edition(self) -> Group | None:
@@ -85,10 +119,12 @@ def slices(items: Sequence[T], size: int, path_of: Callable[[int], str]) -> Iter
 
 @dataclass(frozen=True)
 class Clock:
-    """The build time, and whether stories dated after it are published anyway."""
+    """The build time, whether stories dated after it are published anyway, and whether
+    drafts are shown (desk serve, `desk build --drafts`)."""
 
     now: datetime
     future: bool = False
+    drafts: bool = False
 
     def publishes(self, when: datetime) -> bool:
         """True when a story published at `when` is out."""
@@ -108,11 +144,62 @@ def newsroom_title(key: str, stories: tuple[LoadedStory, ...], config: Config) -
     return config.newsrooms.get(key) or key.replace("-", " ").title()
 
 
-def build_catalog(stories: tuple[LoadedStory, ...], config: Config, clock: Clock) -> Catalog:
-    """Split stories into published and held (not yet out), then group the published ones."""
-    published = newest_first([s for s in stories if clock.publishes(s.summary.published_at)])
-    held = tuple(sorted((s for s in stories if not clock.publishes(s.summary.published_at)),
+def build_catalog(content: Content, config: Config, clock: Clock,
+                  history: UrlHistory | None = None) -> Catalog:
+    """Split stories into published and held (not yet out), drafts into shown and
+    skipped, leave the withdrawn ones out; group the published ones; place the withdrawal
+    notices and the redirects of moved stories (`history`: the URLs published so far)."""
+    history = history or UrlHistory()
+    withdrawn: dict[str, LoadedWithdrawal] = {}
+    for item in content.withdrawals:
+        withdrawn.setdefault(item.id, item)
+    kept = [s for s in content.stories if s.summary.id not in withdrawn]
+    due = [s for s in kept if clock.publishes(s.summary.published_at)]
+    held = tuple(sorted((s for s in kept if not clock.publishes(s.summary.published_at)),
                         key=lambda s: (s.summary.published_at, s.summary.id)))
+    drafts = tuple(s for s in content.drafts if s.summary.id not in withdrawn)
+    shown = drafts if clock.drafts else ()
+    published = newest_first([*due, *shown])
+    taken = {s.url_path for s in published}
+    notices = tuple(_notices(content.stories, withdrawn, history, clock, taken))
+    # The pages of published stories and notices are in the history; drafts' are not.
+    pages = [(s.summary.id, s.url_path) for s in due]
+    pages += [(n.id, n.path) for n in notices if n.path is not None]
+    after = history.advance(pages)
+    moves = redirects(after, dict(pages), dict.fromkeys(taken | {p for _, p in pages}))
+    newsrooms, editions = _groups(published, config)
+    return Catalog(
+        published=tuple(published),
+        held=held,
+        newsrooms=newsrooms,
+        editions=editions,
+        by_path={s.url_path: s for s in published},
+        last_modified=max((s.summary.modified_at for s in published), default=EPOCH),
+        edition_index={g.key: i for i, g in enumerate(editions)},
+        newsroom_index={g.key: g for g in newsrooms},
+        skipped=() if clock.drafts else drafts,
+        notices=notices,
+        redirects=tuple(moves),
+        moved={r.path: r.target for r in moves},
+        history=after,
+    )
+
+
+def _notices(stories: Sequence[LoadedStory], withdrawn: Mapping[str, LoadedWithdrawal],
+             history: UrlHistory, clock: Clock, taken: set[str]) -> Iterator[Notice]:
+    """Each withdrawal's notice: at the story's URL if it is due, else at the newest URL
+    it was published at; none when it never was, or a live story has that URL now."""
+    due = {s.summary.id: s.url_path for s in stories
+           if s.summary.id in withdrawn and clock.publishes(s.summary.published_at)}
+    for story_id, item in sorted(withdrawn.items()):
+        path = due.get(story_id) or history.latest(story_id)
+        yield Notice(story_id, None if path in taken else path, item.withdrawn_at,
+                     item.reason, item.path)
+
+
+def _groups(published: list[LoadedStory], config: Config
+            ) -> tuple[tuple[Group, ...], tuple[Group, ...]]:
+    """The published stories by newsroom (in key order) and by edition (newest first)."""
     by_newsroom: dict[str, list[LoadedStory]] = {}
     by_edition: dict[str, list[LoadedStory]] = {}
     for item in published:
@@ -126,13 +213,4 @@ def build_catalog(stories: tuple[LoadedStory, ...], config: Config, clock: Clock
         Group(key, key, tuple(items))
         for key, items in sorted(by_edition.items(), reverse=True)
     )
-    return Catalog(
-        published=tuple(published),
-        held=held,
-        newsrooms=newsrooms,
-        editions=editions,
-        by_path={s.url_path: s for s in published},
-        last_modified=max((s.summary.modified_at for s in published), default=EPOCH),
-        edition_index={g.key: i for i, g in enumerate(editions)},
-        newsroom_index={g.key: g for g in newsrooms},
-    )
+    return newsrooms, editions

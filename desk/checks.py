@@ -1,7 +1,8 @@
 """The provenance gate: what each story promises about its citations, verified.
 
-Checks are small rules in two lists, run in order: `STORY_RULES` see one valid story,
-`ACROSS_RULES` see every loaded story. Each rule yields findings with a code from the
+Checks are small rules in three lists, run in order: `STORY_RULES` see one valid story,
+`ACROSS_RULES` see every loaded story, `WITHDRAWAL_RULES` see the withdrawal files with
+the stories and the URL history. Each rule yields findings with a code from the
 constants below. Errors stop `desk build`; warnings are reported. The loader reports
 syntax, schema, path-segment, unknown-key and URL-layout findings before these run.
 """
@@ -15,7 +16,8 @@ from datetime import datetime, timedelta
 from desk import urls
 from desk.config import Config
 from desk.findings import Finding, Severity
-from desk.loader import LoadedStory
+from desk.history import UrlHistory
+from desk.loader import LoadedStory, LoadedWithdrawal
 from desk.models import REUSE_FIELDS, Cite, Story
 
 UNCITED_TEXT = "uncited-text"
@@ -34,6 +36,10 @@ NEWSROOM_TITLE_CONFLICT = "newsroom-title-conflict"
 REUSE_TERMS_MISSING = "reuse-terms-missing"
 
 
+WITHDRAWN_UNKNOWN = "withdrawn-unknown"
+DUPLICATE_WITHDRAWAL = "duplicate-withdrawal"
+
+
 @dataclass(frozen=True)
 class Problem:
     """What a story rule found, before it is tied to a file."""
@@ -46,6 +52,8 @@ class Problem:
 
 StoryRule = Callable[[Story, Config], Iterator[Problem]]
 AcrossRule = Callable[[Sequence[LoadedStory], Config], Iterator[Finding]]
+WithdrawalRule = Callable[[Sequence[LoadedWithdrawal], Sequence[LoadedStory], UrlHistory],
+                          Iterator[Finding]]
 
 
 def check_story(path: str, story: Story, config: Config) -> list[Finding]:
@@ -57,6 +65,14 @@ def check_story(path: str, story: Story, config: Config) -> list[Finding]:
 def check_across(stories: Sequence[LoadedStory], config: Config) -> list[Finding]:
     """The findings that need every story, rule by rule."""
     return [finding for rule in ACROSS_RULES for finding in rule(stories, config)]
+
+
+def check_withdrawals(withdrawals: Sequence[LoadedWithdrawal], stories: Sequence[LoadedStory],
+                      history: UrlHistory) -> list[Finding]:
+    """The findings of the withdrawal files, rule by rule (`stories`: every story and draft
+    in the content)."""
+    return [finding for rule in WITHDRAWAL_RULES
+            for finding in rule(withdrawals, stories, history)]
 
 
 def citations(story: Story, config: Config) -> Iterator[Problem]:
@@ -205,6 +221,28 @@ def reuse_terms_stated(stories: Sequence[LoadedStory], config: Config) -> Iterat
                       "own): add the table to the settings", severity="warning")
 
 
+def withdrawn_known(withdrawals: Sequence[LoadedWithdrawal], stories: Sequence[LoadedStory],
+                    history: UrlHistory) -> Iterator[Finding]:
+    """A withdrawal names a story of the content or one the URL history knows."""
+    known = {item.summary.id for item in stories}
+    for item in withdrawals:
+        if item.id not in known and item.id not in history.urls:
+            yield Finding(item.path, "/id", WITHDRAWN_UNKNOWN,
+                          f"no story has id {item.id!r}: none in the content, and none "
+                          "was ever published under it")
+
+
+def withdrawn_once(withdrawals: Sequence[LoadedWithdrawal], stories: Sequence[LoadedStory],
+                   history: UrlHistory) -> Iterator[Finding]:
+    """One withdrawal file per story: the second (in path order) is an error."""
+    first_for: dict[str, LoadedWithdrawal] = {}
+    for item in withdrawals:
+        other = first_for.setdefault(item.id, item)
+        if other is not item:
+            yield Finding(item.path, "/id", DUPLICATE_WITHDRAWAL,
+                          f"story {item.id!r} is also withdrawn by {other.path}")
+
+
 STORY_RULES: tuple[StoryRule, ...] = (
     citations,
     cited_ids_match,
@@ -221,6 +259,11 @@ ACROSS_RULES: tuple[AcrossRule, ...] = (
     related_resolve,
     newsroom_titles_agree,
     reuse_terms_stated,
+)
+
+WITHDRAWAL_RULES: tuple[WithdrawalRule, ...] = (
+    withdrawn_known,
+    withdrawn_once,
 )
 
 

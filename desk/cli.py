@@ -21,7 +21,7 @@ import click
 
 from desk.budget import budget_data, measure, stories_per_day, worth_measuring
 from desk.build import BuildReport, build
-from desk.cache import BuildCache
+from desk.cache import BuildCache, remembered_history
 from desk.catalog import Clock
 from desk.config import (
     CONFIG_FILE,
@@ -33,6 +33,7 @@ from desk.config import (
     load_deploy_config,
 )
 from desk.findings import Finding
+from desk.history import UrlHistory, read_history_file
 from desk.inspection import inspect_content
 from desk.linkcheck import check_links
 from desk.parallel import MAX_JOBS, default_jobs, fork_safe
@@ -72,6 +73,12 @@ def config_option(f: Any) -> Any:
                         exists=True, dir_okay=False),
                         help=f"{CONFIG_FILE}, or a pyproject.toml with [tool.desk], to read "
                         "(default: the nearest one, from here upwards).")(f)
+
+
+def url_history_option(f: Any) -> Any:
+    return click.option("--url-history", type=click.Path(path_type=Path, exists=True,
+                        dir_okay=False), help="The last deploy's desk-urls.json, for a run "
+                        "with neither the cache nor the output folder.")(f)
 
 
 def verbosity_options(f: Any) -> Any:
@@ -122,6 +129,8 @@ def main() -> None:
 @click.option("--base-url", help="Absolute URL the site is published at.")
 @click.option("--now", type=IsoDatetime(), help="Build time (default: now, UTC).")
 @click.option("--future", is_flag=True, help="Publish stories dated after --now too.")
+@click.option("--drafts", is_flag=True, help="Write the drafts too, marked as drafts.")
+@url_history_option
 @click.option("--jobs", type=click.IntRange(1, MAX_JOBS, clamp=True),
               show_default=f"the number of cores, at most {MAX_JOBS}",
               help="Processes rendering stories (forked on Linux; one process elsewhere).")
@@ -135,7 +144,8 @@ def main() -> None:
 @config_option
 @verbosity_options
 def build_command(content: Path | None, out: Path | None, base_url: str | None,
-                  now: datetime | None, future: bool, jobs: int | None, no_cache: bool,
+                  now: datetime | None, future: bool, drafts: bool, url_history: Path | None,
+                  jobs: int | None, no_cache: bool,
                   no_search: bool, cache_dir: Path | None, report_file: Path | None,
                   config_file: Path | None, quiet: bool, verbose: bool) -> None:
     """Build the site into the output folder, replacing it only when the build succeeds."""
@@ -149,8 +159,9 @@ def build_command(content: Path | None, out: Path | None, base_url: str | None,
     # --no-cache: a build from nothing into a fresh folder, remembering nothing.
     target = FreshStaging(out) if no_cache else RecycledSpare(out)
     cache = BuildCache() if no_cache else BuildCache.saved_for(config.cache_dir, out)
+    cache.history = given_history(url_history)
     built_at = now or datetime.now(UTC)
-    report = build(config, Clock(built_at, future), target, cache, jobs, bar.update)
+    report = build(config, Clock(built_at, future, drafts), target, cache, jobs, bar.update)
     bar.finish()
     echo_findings(report.findings if level > QUIET else report.errors)
     size = site_budget(report, built_at, report_file is not None)
@@ -211,6 +222,17 @@ class ProgressBar:
             self._stream.flush()
 
 
+def given_history(path: Path | None) -> UrlHistory | None:
+    """The URL history in --url-history FILE, if given; exit 1 naming what is wrong."""
+    if path is None:
+        return None
+    history, problems = read_history_file(path)
+    if problems:
+        echo_findings(problems)
+        sys.exit(1)
+    return history
+
+
 def write_reports(report: BuildReport, report_file: Path | None,
                   size: dict[str, Any] | None = None) -> None:
     """The JSON report, and the Markdown job summary when GitHub Actions asks for one."""
@@ -260,34 +282,56 @@ def details(report: BuildReport, jobs: int) -> str:
 @click.option("--links", "links_dir", type=click.Path(path_type=Path, file_okay=False,
               exists=True), help="Check the internal links of a built site instead.")
 @click.option("--base-url", help="Base URL the built site was made for.")
+@url_history_option
 @config_option
 @verbosity_options
 def check_command(content: Path | None, strict: bool, fmt: str, links_dir: Path | None,
-                  base_url: str | None, config_file: Path | None, quiet: bool,
-                  verbose: bool) -> None:
+                  base_url: str | None, url_history: Path | None, config_file: Path | None,
+                  quiet: bool, verbose: bool) -> None:
     """Check every story without writing anything (or, with --links, a built site)."""
     level = verbosity(quiet, verbose)
     config = make_config(config_file, level, content_dir=content, base_url=base_url)
     findings: Sequence[Finding]
+    drafts: Sequence[Finding] = ()
     if links_dir is not None:
         findings = check_links(links_dir, config)
         checked = f"{links_dir}: links"
     else:
-        inspection = inspect_content(config)
-        findings = inspection.findings
+        # The URL history knows the ids of published stories no longer in the content.
+        history, problems = remembered_history(config.cache_dir, config.output_dir,
+                                               given_history(url_history))
+        inspection = inspect_content(config, history=history)
+        findings, drafts = [*problems, *inspection.findings], inspection.draft_findings
         checked = f"{len(inspection.stories)} stories"
-    shown = [f for f in findings if f.is_error or level > QUIET]
-    if fmt == "json":
-        click.echo(json.dumps([f.as_dict() for f in shown], ensure_ascii=False, indent=2))
-    else:
-        for finding in shown:
-            click.echo(finding.format(with_code=True))
-        errors = sum(f.is_error for f in findings)
-        if level > QUIET:
-            click.echo(f"{checked} checked: {errors} error(s), "
-                       f"{len(findings) - errors} warning(s)", err=True)
+        if inspection.drafts or drafts:
+            checked += f" and {len(inspection.drafts)} drafts"
+    echo_check(findings, drafts, fmt, checked, level)
     failed = any(f.is_error for f in findings) or (strict and bool(findings))
     sys.exit(1 if failed else 0)
+
+
+def echo_check(findings: Sequence[Finding], drafts: Sequence[Finding], fmt: str,
+               checked: str, level: int) -> None:
+    """What `desk check` found: the drafts' findings after the others, counted apart
+    (they never fail the check: drafts are not published); with -q, only errors."""
+    findings = [f for f in findings if f.is_error or level > QUIET]
+    drafts = [f for f in drafts if f.is_error or level > QUIET]
+    if fmt == "json":
+        listed = [f.as_dict() for f in findings] + [f.as_dict() | {"draft": True}
+                                                    for f in drafts]
+        click.echo(json.dumps(listed, ensure_ascii=False, indent=2))
+        return
+    for finding in (*findings, *drafts):
+        click.echo(finding.format(with_code=True))
+    if level <= QUIET:
+        return
+    errors = sum(f.is_error for f in findings)
+    line = f"{checked} checked: {errors} error(s), {len(findings) - errors} warning(s)"
+    if drafts:
+        draft_errors = sum(f.is_error for f in drafts)
+        line += (f"; in drafts (not published, so not failing the check): "
+                 f"{draft_errors} error(s), {len(drafts) - draft_errors} warning(s)")
+    click.echo(line, err=True)
 
 
 @main.command("serve")

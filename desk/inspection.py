@@ -1,22 +1,38 @@
-"""Inspection: every story file loaded and checked, once, for `desk check` and builds.
+"""Inspection: every file of the content loaded and checked, once, for `desk check` and
+builds.
 
-Each file is inspected on its own (parsed, validated, checked by the story rules) — by
-forked processes when there are many — unless the inspection cache knows it unchanged;
-then the rules across stories run.
+Each story and draft file is inspected on its own (parsed, validated, checked by the
+story rules) — by forked processes when there are many — unless the inspection cache
+knows it unchanged; then the rules across stories run, and the withdrawal files are
+read and checked against the stories and the URL history. The drafts' findings are kept
+apart: they stop only a build that shows drafts.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 
 from desk.cache import Inspected, InspectionCache, file_stat
-from desk.checks import check_across, check_story
+from desk.catalog import Content
+from desk.checks import check_across, check_story, check_withdrawals
 from desk.config import Config
 from desk.findings import Finding, sort_findings
-from desk.loader import LoadedStory, ParsedStory, layout_warnings, parse_story_file, story_files
+from desk.history import UrlHistory
+from desk.loader import (
+    DRAFTS,
+    STORIES,
+    WITHDRAWN,
+    LoadedStory,
+    LoadedWithdrawal,
+    ParsedStory,
+    content_files,
+    layout_warnings,
+    load_withdrawal_file,
+    parse_story_file,
+)
 from desk.parallel import map_forked
 
 # Below this many files to parse, forking costs more than it saves.
@@ -27,38 +43,73 @@ KEEP_PARSED = 500
 
 @dataclass(frozen=True)
 class Inspection:
-    """Every valid story (in path order) and every finding, errors first."""
+    """Every valid story and draft (each in path order), every valid withdrawal, and the
+    findings, errors first: the stories' and withdrawals', and apart the drafts'."""
 
     stories: tuple[LoadedStory, ...]
     findings: tuple[Finding, ...]
     # The files this process parsed, by path, so their pages need not parse them again.
     parsed: Mapping[str, ParsedStory] = field(default_factory=dict)
+    drafts: tuple[LoadedStory, ...] = ()
+    draft_findings: tuple[Finding, ...] = ()
+    withdrawals: tuple[LoadedWithdrawal, ...] = ()
 
     @property
     def ok(self) -> bool:
-        """True when no finding is an error."""
+        """True when no finding is an error (the drafts' aside)."""
         return not any(f.is_error for f in self.findings)
+
+    @property
+    def content(self) -> Content:
+        """The valid files, as the catalog takes them."""
+        return Content(self.stories, self.drafts, self.withdrawals)
 
 
 def inspect_content(config: Config, cache: InspectionCache | None = None,
-                    jobs: int = 1) -> Inspection:
-    """Load the content and check it: what `desk check` prints and `desk build` gates on."""
+                    jobs: int = 1, history: UrlHistory | None = None) -> Inspection:
+    """Load the content and check it: what `desk check` prints and `desk build` gates on
+    (`history`: the URL history, which knows the ids of stories no longer in content)."""
     content = config.content_dir
     if not content.is_dir():
         return Inspection((), (Finding(str(content), "", "content-missing",
                                        "content folder not found"),))
     findings: list[Finding] = []
-    paths = story_files(content, findings)
+    draft_findings: list[Finding] = []
+    paths = content_files(content, STORIES, findings)
+    draft_paths = content_files(content, DRAFTS, draft_findings)
     parsed: dict[str, ParsedStory] = {}
-    results = _inspect_files(paths, config, cache, jobs, parsed)
+    results = _inspect_files(paths + draft_paths, config, cache, jobs, parsed)
+    stories = _valid(paths, results, findings)
+    drafts = [replace(item, draft=True) for item in _valid(draft_paths, results,
+                                                           draft_findings)]
+    findings += check_across(stories, config)
+    if drafts:  # checked with the stories, so a draft may not take a story's URL or id
+        shown = set(draft_paths)
+        draft_findings += [f for f in check_across(stories + drafts, config)
+                           if f.path in shown]
+    withdrawals = _withdrawals(content, findings)
+    findings += check_withdrawals(withdrawals, stories + drafts, history or UrlHistory())
+    return Inspection(tuple(stories), tuple(sort_findings(findings)), parsed, tuple(drafts),
+                      tuple(sort_findings(draft_findings)), withdrawals)
+
+
+def _valid(paths: list[str], results: dict[str, Inspected],
+           findings: list[Finding]) -> list[LoadedStory]:
+    """The valid stories of some files, in order; their findings added to `findings`."""
     loaded: list[LoadedStory] = []
     for path in paths:
         item, own = results[path]
         findings.extend(own)
         if item is not None:
             loaded.append(item)
-    findings += check_across(loaded, config)
-    return Inspection(tuple(loaded), tuple(sort_findings(findings)), parsed)
+    return loaded
+
+
+def _withdrawals(content: Path, findings: list[Finding]) -> tuple[LoadedWithdrawal, ...]:
+    """Every valid withdrawal file, in path order (small files: read on every build)."""
+    found = (load_withdrawal_file(Path(path), findings)
+             for path in content_files(content, WITHDRAWN, findings))
+    return tuple(item for item in found if item is not None)
 
 
 def _inspect_files(paths: list[str], config: Config, cache: InspectionCache | None,

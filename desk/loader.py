@@ -24,8 +24,14 @@ from pydantic import ValidationError
 from desk import urls
 from desk.config import Config
 from desk.findings import Finding, escape_pointer
-from desk.models import Story
+from desk.models import Story, Withdrawal
 from desk.prose import clean_text
+
+# The folders of content/: stories (published, or held until due), drafts (shown only in
+# the preview or with --drafts) and withdrawals (one file per withdrawn story).
+STORIES = "stories"
+DRAFTS = "drafts"
+WITHDRAWN = "withdrawn"
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 # Characters HTML and XML forbid may hide in text, raw or as escapes; these find every file
@@ -90,12 +96,14 @@ class Summary:
 
 @dataclass(frozen=True, slots=True)
 class LoadedStory:
-    """A valid story file: where it is, its summary and the sha256 of its bytes."""
+    """A valid story file: where it is, its summary and the sha256 of its bytes; `draft`
+    when it lies below content/drafts/."""
 
     path: str
     summary: Summary
     digest: str
     url_path: str
+    draft: bool = False
 
     @classmethod
     def of(cls, path: str, story: Story, digest: str) -> LoadedStory:
@@ -138,16 +146,22 @@ def story_url_path(story: Story) -> str:
 
 
 def story_files(content: Path, findings: list[Finding]) -> list[str]:
-    """Every *.json file below content/stories, skipping hidden names; sorted by path.
+    """Every *.json file below content/stories, skipping hidden names; sorted by path."""
+    return content_files(content, STORIES, findings)
+
+
+def content_files(content: Path, folder: str, findings: list[Finding]) -> list[str]:
+    """Every *.json file below one folder of content/ (at any depth), skipping hidden
+    names; sorted by path.
 
     Paths are strings (as they are shown): a large desk has tens of thousands.
     """
     root = content.resolve()
-    stories = content / "stories"
-    if not stories.is_dir():
+    top = content / folder
+    if not top.is_dir():
         return []
     found: list[str] = []
-    stack = [str(stories)]
+    stack = [str(top)]
     while stack:
         folder = stack.pop()
         try:
@@ -200,6 +214,35 @@ def parse_story_file(path: Path, findings: list[Finding]) -> ParsedStory | None:
     if story is None:
         return None
     return ParsedStory(story, data, hashlib.sha256(raw_bytes).hexdigest())
+
+
+@dataclass(frozen=True)
+class LoadedWithdrawal:
+    """A valid file of content/withdrawn/: where it is, and what it says."""
+
+    path: str
+    id: str
+    withdrawn_at: datetime
+    reason: str
+
+
+def load_withdrawal_file(path: Path, findings: list[Finding]) -> LoadedWithdrawal | None:
+    """Parse and validate one withdrawal file; append its findings; the record if valid."""
+    shown = _display(path)
+    try:
+        raw_bytes = path.read_bytes()
+    except OSError as exc:
+        findings.append(Finding(shown, "", "unreadable", f"cannot read file: {exc.strerror}"))
+        return None
+    data = parse_json(raw_bytes, shown, findings)
+    if data is None:
+        return None
+    try:
+        found = Withdrawal.model_validate(data)
+    except ValidationError as exc:
+        findings.extend(_validation_findings(exc, data, shown))
+        return None
+    return LoadedWithdrawal(shown, found.id, found.withdrawn_at, found.reason)
 
 
 def load_story_file(path: Path, findings: list[Finding]) -> tuple[Story, str] | None:
@@ -357,6 +400,8 @@ _FIELD_CODES = {
 def _code_for(pointer: str, kind: str) -> str:
     if kind == "missing":
         return "missing-field"
+    if kind == "extra_forbidden":
+        return "unknown-key"
     return _FIELD_CODES.get(pointer, "invalid-value")
 
 
@@ -398,6 +443,8 @@ def _message_for(err: Any) -> str:
     kind = err["type"]
     if kind == "missing":
         return "field required"
+    if kind == "extra_forbidden":
+        return f"unknown key {err['loc'][-1]!r}"
     if kind in _TYPE_NAMES:
         return f"expected {_TYPE_NAMES[kind]}, got {_json_type(err.get('input'))}"
     if kind == "timezone_aware":

@@ -23,6 +23,7 @@ from pydantic import (
     Field,
     StrictBool,
     StrictInt,
+    StrictStr,
 )
 
 from desk.findings import escape_pointer
@@ -316,3 +317,26 @@ class Story(DeskModel):
         data: dict[str, Any] = self.model_dump(mode="json", by_alias=True, exclude_unset=True)
         return _order_like(data, like) if like is not None else data
 
+
+
+# How long a withdrawal's public reason may be, in characters.
+REASON_MAX = 500
+
+
+def _short_text(value: str) -> str:
+    text = " ".join(value.split())
+    if not text:
+        raise ValueError("must not be empty")
+    if len(text) > REASON_MAX:
+        raise ValueError(f"is {len(text)} characters long; at most {REASON_MAX}")
+    return text
+
+
+class Withdrawal(BaseModel):
+    """One file of content/withdrawn/: which story is withdrawn, when, and why (public)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: Annotated[StrictStr, Field(min_length=1)]
+    withdrawn_at: UtcDatetime
+    reason: Annotated[StrictStr, AfterValidator(_short_text)]

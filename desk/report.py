@@ -1,12 +1,17 @@
-"""The publish report: what a build published, held and refused, as JSON and Markdown."""
+"""The publish report: what a build published, held and refused, the drafts it skipped,
+the moves it redirected and the withdrawals it applied, as JSON and Markdown."""
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 from desk.build import BuildReport
-from desk.render.templates import isotime
+from desk.render.templates import isotime, oneline
+
+# Items per list in the Markdown summary.
+SHOWN = 20
 
 
 def report_data(report: BuildReport, size: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -21,6 +26,11 @@ def report_data(report: BuildReport, size: dict[str, Any] | None = None) -> dict
                                 reverse=True)),
         "held": held,
         "next_due": isotime(report.next_due) if report.next_due else None,
+        "drafts_skipped": [{"id": s.summary.id, "url_path": s.url_path, "path": s.path}
+                           for s in report.skipped],
+        "redirects": [{"id": r.id, "from": r.path, "to": r.target} for r in report.redirects],
+        "withdrawn": [{"id": n.id, "url_path": n.path, "path": n.file, "reason": n.reason,
+                       "withdrawn_at": isotime(n.withdrawn_at)} for n in report.withdrawn],
         "refused": [f.as_dict() | {"line": f.format()} for f in report.errors],
         "warnings": [f.as_dict() | {"line": f.format()} for f in report.warnings],
         "timings": {stage: round(seconds, 3) for stage, seconds in report.timings.items()},
@@ -52,8 +62,9 @@ def report_markdown(data: dict[str, Any]) -> str:
         lines += size_markdown(data["size"])
     if data["held"]:
         lines += ["Held for later:", ""]
-        lines += [f"- `{h['url_path']}` at {h['published_at']}" for h in data["held"][:20]]
+        lines += [f"- `{h['url_path']}` at {h['published_at']}" for h in data["held"][:SHOWN]]
         lines.append("")
+    lines += lifecycle_lines(data)
     if data["refused"]:
         lines += ["Errors:", ""]
         lines += [f"- `{r['line']}`" for r in data["refused"][:50]]
@@ -87,3 +98,23 @@ def size_line(size: dict[str, Any]) -> str:
         line += (f" (reached around {size['limit_reached_on']} at {size['stories_per_day']} "
                  "stories a day)")
     return line + "."
+
+
+def lifecycle_lines(data: dict[str, Any]) -> list[str]:
+    """The summary's lists of drafts skipped, moves redirected and withdrawals applied."""
+    lines: list[str] = []
+    sections: tuple[tuple[str, str, Callable[[dict[str, Any]], str]], ...] = (
+        ("drafts_skipped", "Drafts skipped (`desk build --drafts` writes them):",
+         lambda d: f"- `{d['path']}`"),
+        ("redirects", "Moves redirected:", lambda r: f"- `{r['from']}` → `{r['to']}`"),
+        ("withdrawn", "Withdrawals applied:",
+         lambda w: f"- `{w['url_path'] or w['id']}` at {w['withdrawn_at']}: "
+                   f"{oneline(w['reason'])}"),
+    )
+    for key, title, line in sections:
+        if data[key]:
+            lines += [title, ""] + [line(item) for item in data[key][:SHOWN]]
+            if len(data[key]) > SHOWN:
+                lines.append(f"- … and {len(data[key]) - SHOWN} more")
+            lines.append("")
+    return lines

@@ -1,11 +1,12 @@
 """`desk serve`: the live preview for editors.
 
-It runs the same build() as `desk build` into a private folder, serves that folder over
-HTTP, watches content, templates, static files and the config, rebuilds on change and
-tells open pages to reload over Server-Sent Events on the same host and port. A failed
-build keeps the last good site on screen with the errors drawn over every page. The
-reload script and the overlay are added to HTML responses as they are served, never to
-files a build writes.
+It runs the same build() as `desk build` (with the drafts shown, and starting from the
+built site's URL history) into a private folder, serves that folder over HTTP, watches
+content, templates, static files and the config, rebuilds on change and tells open pages
+to reload over Server-Sent Events on the same host and port. A failed build keeps the
+last good site on screen with the errors drawn over every page. The reload script and
+the overlay are added to HTML responses as they are served, never to files a build
+writes.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from urllib.parse import unquote, urlsplit
 import watchfiles
 
 from desk.build import BuildReport, build
-from desk.cache import BuildCache, Session
+from desk.cache import BuildCache, Session, remembered_history
 from desk.catalog import Clock
 from desk.config import Config, ConfigError
 from desk.findings import Finding
@@ -304,12 +305,18 @@ class DevServer:
             self.state.publish(None, findings)
             self._report(reason, None, findings, time.perf_counter() - started)
             return None
+        problems = self._start_history(config)
+        if problems:
+            self.state.publish(None, problems)
+            self._report(reason, None, problems, time.perf_counter() - started)
+            return None
         now = self._now or datetime.now(UTC)
         folder = self.state.folder
         in_place = content_only and self.state.has_site
         target: Target = (InPlace(folder, self.state.files, self._session.present)
                           if in_place else FreshStaging(folder, self._remove_later))
-        report = build(config, Clock(now, self._future), target, self._cache, jobs)
+        report = build(config, Clock(now, self._future, drafts=True), target, self._cache,
+                       jobs)
         errors = report.errors if not report.ok else ()
         self.state.publish(report, errors)
         self._report(reason, report, errors, time.perf_counter() - started)
@@ -318,6 +325,16 @@ class DevServer:
             # place) does not wait for it.
             self._session.present = files_of(folder)
         return report
+
+    def _start_history(self, config: Config) -> tuple[Finding, ...]:
+        """Before the first build: start from the URL history the next `desk build` would
+        start from, so the preview redirects and gives notice where the site will."""
+        if self._cache.state.history is not None:
+            return ()  # the preview's own, from its last build
+        history, problems = remembered_history(config.cache_dir, config.output_dir)
+        if not problems:
+            self._cache.state.history = history
+        return tuple(problems)
 
     def _remove_later(self, old_site: Path) -> None:
         """Delete a replaced site after the reload is sent, away from the build's names."""

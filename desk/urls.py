@@ -8,7 +8,7 @@ and every segment is checked so no file can land outside the output folder.
 from __future__ import annotations
 
 from pathlib import PurePosixPath
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 from desk.config import Config
 from desk.segments import check_edition, check_segment
@@ -18,6 +18,7 @@ NEWSROOMS = "/n/"
 EDITIONS = "/editions/"
 REUSE_TERMS = "/terms/reuse/"
 REUSE_JSON = "/.well-known/reuse.json"
+URL_HISTORY = "/.well-known/desk-urls.json"
 NOT_FOUND = "/404.html"
 ROBOTS = "/robots.txt"
 SITEMAP = "/sitemap.xml"
@@ -29,6 +30,8 @@ LLMS_FULL = "/llms-full.txt"
 FEED_RSS = "feed.xml"
 FEED_ATOM = "atom.xml"
 FEED_JSON = "feed.json"
+# The year in feed entry ids (tag URIs name a date at which the site owned its host).
+ENTRY_ID_YEAR = "2026"
 
 
 def story_path(published_date: str, slug: str) -> str:
@@ -81,6 +84,13 @@ def absolute(config: Config, path: str) -> str:
 def href(config: Config, path: str) -> str:
     """A root-relative link to a site path, honouring a base URL with a path part."""
     return config.base_path + path
+
+
+def entry_id(config: Config, story_id: str) -> str:
+    """A story's feed entry id (Atom id, RSS guid, JSON Feed id): a tag URI (RFC 4151) of
+    the site's host and the story id, so it stays the same wherever the story moves."""
+    host = urlsplit(config.base_url).hostname or "localhost"
+    return f"tag:{host},{ENTRY_ID_YEAR}:stories/{quote(story_id, safe='')}"
 
 
 def internal_story_path(url: str, config: Config, story_url: str | None = None) -> str | None:

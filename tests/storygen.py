@@ -89,3 +89,23 @@ def make_corpus(content: Path, count: int, newsrooms: tuple[str, ...] = (
         write_story(content, data)
         stories.append(data)
     return stories
+
+
+def write_draft(content: Path, data: dict[str, Any], name: str | None = None) -> Path:
+    """Write a story under content/drafts/ (`name` may name subfolders) and return its path."""
+    path = content / "drafts" / (name or f"{data.get('slug', 'story')}.json")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, ensure_ascii=False, indent=2), encoding="utf-8")
+    return path
+
+
+def write_withdrawal(content: Path, story_id: str, reason: str = "Its main source retracted "
+                     "the figures it reported.", withdrawn_at: str = "2026-11-15T09:00:00Z",
+                     name: str | None = None) -> Path:
+    """Write a file under content/withdrawn/ and return its path."""
+    folder = content / "withdrawn"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / (name or f"{story_id}.json")
+    data = {"id": story_id, "withdrawn_at": withdrawn_at, "reason": reason}
+    path.write_text(json.dumps(data, ensure_ascii=False, indent=2), encoding="utf-8")
+    return path

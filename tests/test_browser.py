@@ -1,4 +1,5 @@
-"""desk serve in a real browser: saves show up in an open page without the test reloading it."""
+"""desk serve in a real browser: saves show up in an open page without the test reloading
+it; moved stories' old URLs lead to the story, in the built site and in the preview."""
 
 from __future__ import annotations
 
@@ -10,7 +11,11 @@ import sys
 import threading
 import urllib.request
 from collections.abc import Iterator
+from datetime import UTC, datetime
+from functools import partial
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 import pytest
 from storygen import REPO, make_story, write_story
@@ -125,3 +130,56 @@ def test_ctrl_c_stops_cleanly(project: Path) -> None:
     rest = process.stderr.read()
     assert process.wait(20) == 0
     assert "Traceback" not in rest and rest.rstrip().endswith("Stopped.")
+
+
+class QuietFiles(SimpleHTTPRequestHandler):
+    """A static file server for a built site, as a host would serve it."""
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+        pass
+
+
+def test_moved_stories_redirect_in_chromium(browser_page, tmp_path: Path) -> None:
+    """A slug change, then a move to another day: both old URLs lead Chromium to the story,
+    in the built site and in the preview (which starts from the built site's history)."""
+    from playwright.sync_api import expect
+
+    from desk.build import build
+    from desk.catalog import Clock
+    from desk.config import load_config
+    from desk.serve import DevServer
+
+    content, out = tmp_path / "content", tmp_path / "public"
+    settings = {"content_dir": content, "output_dir": out, "cache_dir": tmp_path / "cache"}
+    now = datetime(2026, 11, 15, tzinfo=UTC)
+    config = load_config(REPO / "pyproject.toml", {**settings, "search": False})
+    write_story(content, make_story(1), "one.json")
+    assert build(config, Clock(now)).ok
+    write_story(content, make_story(1, slug="renamed"), "one.json")
+    assert build(config, Clock(now)).ok
+    (content / "stories/2026-11-14/one.json").unlink()
+    write_story(content, make_story(1, slug="renamed-again",
+                                    published_at=datetime(2026, 11, 13, 12, 1, tzinfo=UTC)),
+                "one.json")
+    assert build(config, Clock(now)).ok
+    old = [STORY, "/stories/2026-11-14/renamed/"]
+    final = "/stories/2026-11-13/renamed-again/"
+
+    files = ThreadingHTTPServer(("127.0.0.1", 0), partial(QuietFiles, directory=str(out)))
+    threading.Thread(target=files.serve_forever, daemon=True).start()
+    dev = DevServer(lambda base: load_config(REPO / "pyproject.toml", {**settings,
+                                                                       "base_url": base}),
+                    ("127.0.0.1", 0), now, False, lambda line: None)
+    try:
+        assert dev.rebuild("start") is not None
+        dev.start()
+        page = browser_page
+        for site in (f"http://127.0.0.1:{files.server_port}", dev.base_url):
+            for path in old:
+                page.goto(site + path)
+                expect(page).to_have_url(site + final)
+                expect(page.locator("h1")).to_have_text("Headline of story 1")
+    finally:
+        dev.stop()
+        files.shutdown()
+        files.server_close()

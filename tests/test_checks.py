@@ -202,3 +202,28 @@ def test_missing_reuse_terms_are_a_warning(content: Path, tmp_path: Path) -> Non
     result = CliRunner().invoke(main, ["check", "--config", str(project),
                                        "--content", str(content)])
     assert result.stdout == "" and result.exit_code == 0
+
+
+def test_withdrawal_files_are_validated_with_pointers(desk, content: Path) -> None:
+    write_story(content, make_story(1))
+    folder = content / "withdrawn"
+    folder.mkdir()
+    bad = folder / "bad.json"
+    bad.write_text(json.dumps({"id": 10001, "withdrawn_at": "2026-11-15T09:00:00",
+                               "reason": "  ", "note": "x"}))
+    long = folder / "long.json"
+    long.write_text(json.dumps({"id": "10001", "withdrawn_at": "2026-11-15T09:00:00Z",
+                                "reason": "x" * 501}))
+    broken = folder / "broken.json"
+    broken.write_text('{"id": "10001",')
+    result = desk("check", "--content", str(content))
+    assert result.exit_code == 1
+    assert result.stdout.splitlines() == [
+        f"{bad}: /id: [invalid-value] expected a string, got a number",
+        f"{bad}: /withdrawn_at: [invalid-value] datetime has no UTC offset: add Z or +HH:MM",
+        f"{bad}: /reason: [invalid-value] must not be empty",
+        f"{bad}: /note: [unknown-key] unknown key 'note'",
+        f"{broken}:1:16: [invalid-json] invalid JSON: Expecting property name enclosed in "
+        "double quotes",
+        f"{long}: /reason: [invalid-value] is 501 characters long; at most 500",
+    ]

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from storygen import REPO, make_story
 
 from desk.build import render_context
-from desk.catalog import Clock, build_catalog
+from desk.catalog import Clock, Content, build_catalog
 from desk.config import load_config
 from desk.findings import Finding
 from desk.loader import LoadedStory, load_story_file
@@ -60,7 +60,7 @@ def feeds_of(data: dict[str, Any]) -> dict[str, bytes]:
         assert loaded is not None, findings
         item = LoadedStory.of(str(path), *loaded)
         clock = Clock(NOW, future=True)
-        ctx = render_context(build_catalog((item,), config, clock), config, clock, None, ())
+        ctx = render_context(build_catalog(Content((item,)), config, clock), config, clock, None, ())
         return {o.path: o.data for unit in feed_units(ctx) for o in unit.render()}
 
 

@@ -14,15 +14,19 @@ from desk.build import build
 from desk.cache import BuildCache
 from desk.catalog import Clock
 from desk.config import load_config
+from desk.history import read_history_file
 
 NOW = datetime(2026, 11, 11, tzinfo=UTC)
 
 
 def fresh(content: Path, tmp_path: Path, name: str, **extra: object) -> dict[str, bytes]:
+    """A build from nothing but the content and the URL history of tmp_path/public (which
+    remembers the URLs of deleted stories)."""
     config = load_config(REPO / "pyproject.toml", {
         "cache_dir": tmp_path / "cache", "search": False, "content_dir": content,
                                                    "output_dir": tmp_path / name, **extra})
-    assert build(config, Clock(NOW)).ok
+    history, _ = read_history_file(tmp_path / "public/.well-known/desk-urls.json")
+    assert build(config, Clock(NOW), cache=BuildCache(history=history)).ok
     return tree(config.output_dir)
 
 

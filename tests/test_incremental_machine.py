@@ -2,14 +2,18 @@
 
 A hypothesis state machine edits, adds and removes stories, edits a related story's
 headline, a template, a static file and the config, moves the clock past held stories
-and changes desk's code fingerprint. After each step it builds three ways: as `desk
-build` does (saved cache, recycled spare), as `desk serve` does (in-process cache, in
-place after content changes), and from nothing; all three must be identical.
+and changes desk's code fingerprint; it adds drafts and promotes them, moves stories
+(a new slug, another day) and withdraws stories or takes a withdrawal back. After each
+step it builds four ways: as `desk build` does (saved cache, recycled spare), as `desk
+serve` does (in-process cache, in place after content changes, drafts shown), and from
+nothing (no cache, the URL history its own last site carries), once without drafts and
+once with them; each incremental build must equal its build from nothing.
 `make fuzz` (DESK_FUZZ_EXAMPLES) runs it longer.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
@@ -21,7 +25,7 @@ from conftest import tree
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
-from storygen import REPO, make_story, write_story
+from storygen import REPO, make_story, write_draft, write_story, write_withdrawal
 
 from desk import keys
 from desk.build import build
@@ -34,6 +38,7 @@ FUZZ = int(os.environ.get("DESK_FUZZ_EXAMPLES", "0"))
 START = datetime(2026, 11, 10, 6, tzinfo=UTC)
 NEWSROOMS = ("artificial-intelligence", "climate")
 NUMBERS = st.integers(min_value=0, max_value=11)
+DRAFTS = st.integers(min_value=12, max_value=13)  # stories that start as drafts
 WORDS = st.text(alphabet="abcdefgh <&>\"'*[]", min_size=1, max_size=12)
 
 
@@ -64,20 +69,25 @@ class IncrementalBuilds(RuleBasedStateMachine):
         self.content_only = False
         self.served = False
         self.original_fingerprint = keys.code_fingerprint
+        self.known: set[str] = set()  # story ids in the URL history (ever published)
 
     @initialize()
     def stories(self) -> None:
         for n in range(11):
             self.write(n)
 
-    def write(self, n: int, **overrides: object) -> None:
-        data = make_story(n, NEWSROOMS[n % 2], story_time(n), **overrides)
-        if n == 3:  # a story whose page shows story 5's headline
+    def write(self, n: int, draft: bool = False, days: int = 0, **overrides: object) -> None:
+        when = story_time(n) - timedelta(days=days)
+        data = make_story(n, NEWSROOMS[n % 2], when, **overrides)
+        if n == 3:  # a story whose page shows story 5's headline (at its first URL)
             data["related"] = [{"url": f"https://hangingcontext.com/stories/"
                                        f"{story_time(5):%Y-%m-%d}/story-number-5/"}]
         for old in self.content.rglob(f"story-number-{n}.json"):
             old.unlink()
-        write_story(self.content, data)
+        if draft:
+            write_draft(self.content, data, f"story-number-{n}.json")
+        else:
+            write_story(self.content, data, f"story-number-{n}.json")
         self.content_only = True
 
     @rule(n=NUMBERS, headline=WORDS)
@@ -88,6 +98,37 @@ class IncrementalBuilds(RuleBasedStateMachine):
     def remove_story(self, n: int) -> None:
         for old in self.content.rglob(f"story-number-{n}.json"):
             old.unlink()
+        if str(10_000 + n) not in self.known:  # else withdrawing it would be an error
+            (self.content / "withdrawn" / f"w{n}.json").unlink(missing_ok=True)
+        self.content_only = True
+
+    @rule(n=NUMBERS, version=st.integers(min_value=1, max_value=2),
+          days=st.integers(min_value=0, max_value=1))
+    def move_story(self, n: int, version: int, days: int) -> None:
+        self.write(n, days=days, slug=f"story-number-{n}-v{version}")
+
+    @rule(n=DRAFTS, headline=WORDS)
+    def add_draft(self, n: int, headline: str) -> None:
+        self.write(n, draft=True, headline=headline)
+
+    @rule(n=DRAFTS)
+    def promote_draft(self, n: int) -> None:
+        for draft in (self.content / "drafts").rglob(f"story-number-{n}.json"):
+            stories = self.content / "stories" / "promoted"
+            stories.mkdir(parents=True, exist_ok=True)
+            draft.rename(stories / draft.name)
+            self.content_only = True
+
+    @rule(n=st.integers(min_value=0, max_value=13), reason=WORDS)
+    def withdraw(self, n: int, reason: str) -> None:
+        exists = any(self.content.rglob(f"story-number-{n}.json"))
+        if exists or str(10_000 + n) in self.known:
+            write_withdrawal(self.content, str(10_000 + n), reason=reason, name=f"w{n}.json")
+            self.content_only = True
+
+    @rule(n=st.integers(min_value=0, max_value=13))
+    def take_back_withdrawal(self, n: int) -> None:
+        (self.content / "withdrawn" / f"w{n}.json").unlink(missing_ok=True)
         self.content_only = True
 
     @rule(headline=WORDS)
@@ -130,22 +171,26 @@ class IncrementalBuilds(RuleBasedStateMachine):
 
     @invariant()
     def builds_agree(self) -> None:
-        clock = Clock(self.now)
+        clock, preview = Clock(self.now), Clock(self.now, drafts=True)
         cached = self.config("public")
-        assert build(cached, clock, RecycledSpare(cached.output_dir)).ok
+        report = build(cached, clock, RecycledSpare(cached.output_dir))
+        assert report.ok, report.findings
         serve = self.config("serve")
         in_place = self.served and self.content_only
         target = (InPlace(serve.output_dir, self.serve_lock, self.session.present) if in_place
                   else FreshStaging(serve.output_dir))
-        assert build(serve, clock, target, self.serve_cache).ok
+        assert build(serve, preview, target, self.serve_cache).ok
         self.served, self.content_only = True, False
         if not in_place:
             self.session.present = set()  # a new folder: listed again by the next in-place build
-        reference = self.config("reference")
-        assert build(reference, clock, FreshStaging(reference.output_dir), BuildCache()).ok
-        expected = tree(reference.output_dir)
-        assert tree(cached.output_dir) == expected
-        assert tree(serve.output_dir) == expected
+        for name, reference_clock, built in (("reference", clock, cached),
+                                             ("reference-drafts", preview, serve)):
+            reference = self.config(name)
+            assert build(reference, reference_clock, FreshStaging(reference.output_dir),
+                         BuildCache()).ok
+            assert tree(built.output_dir) == tree(reference.output_dir), name
+        history = cached.output_dir / ".well-known" / "desk-urls.json"
+        self.known = set(json.loads(history.read_text(encoding="utf-8"))["stories"])
 
 
 IncrementalBuilds.TestCase.settings = settings(

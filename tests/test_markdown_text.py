@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 from storygen import REPO, make_story, write_story
 
 from desk.build import build, render_context
-from desk.catalog import Catalog, Clock, build_catalog
+from desk.catalog import Catalog, Clock, Content, build_catalog
 from desk.config import Config, load_config
 from desk.loader import LoadedStory
 from desk.models import Story
@@ -109,7 +109,7 @@ def render_markdown(data: dict[str, Any]) -> tuple[str, str]:
     raw = json.dumps(data).encode()
     item = LoadedStory.of("story.json", story, hashlib.sha256(raw).hexdigest())
     clock = Clock(NOW, future=True)
-    catalog: Catalog = build_catalog((item,), cfg, clock)
+    catalog: Catalog = build_catalog(Content((item,)), cfg, clock)
     outputs, _ = render_story(story, data, render_context(catalog, cfg, clock, None, ()))
     markdown = next(o for o in outputs if o.path.endswith("index.md")).data.decode()
     return markdown, llms_txt(catalog, cfg)

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import yaml
 from click.testing import CliRunner
-from storygen import REPO, make_corpus, make_story, write_story
+from storygen import REPO, make_corpus, make_story, write_draft, write_story, write_withdrawal
 
 from desk.cli import main
 from desk.config import load_config
@@ -221,21 +221,66 @@ def test_report_counts_published_held_and_refused(tmp_path: Path) -> None:
     assert "nothing was published" in summary.read_text()
 
 
+def test_report_lists_drafts_skipped_moves_redirected_and_withdrawals(tmp_path: Path) -> None:
+    content = tmp_path / "content"
+    for n in (1, 2):
+        write_story(content, make_story(n), f"{n}.json")
+    out, report, summary = tmp_path / "public", tmp_path / "report.json", tmp_path / "summary.md"
+    args = ["build", "--config", str(REPO / "pyproject.toml"), "--content", str(content),
+            "--out", str(out), "--cache-dir", str(tmp_path / "cache"), "--now", NOW,
+            "--no-search", "--report", str(report)]
+    runner = CliRunner()
+    assert runner.invoke(main, args).exit_code == 0
+    write_story(content, make_story(1, slug="renamed"), "1.json")
+    withdrawal = write_withdrawal(content, "10002", reason="Based on a *forged* memo.")
+    draft = write_draft(content, make_story(3), "three.json")
+    result = runner.invoke(main, args, env={"GITHUB_STEP_SUMMARY": str(summary)})
+    assert result.exit_code == 0, result.output
+    data = json.loads(report.read_text())
+    assert data["drafts_skipped"] == [{"id": "10003", "path": str(draft),
+                                       "url_path": "/stories/2026-11-14/story-number-3/"}]
+    assert data["redirects"] == [{"id": "10001", "from": "/stories/2026-11-14/story-number-1/",
+                                  "to": "/stories/2026-11-14/renamed/"}]
+    assert data["withdrawn"] == [{"id": "10002", "path": str(withdrawal),
+                                  "url_path": "/stories/2026-11-14/story-number-2/",
+                                  "reason": "Based on a *forged* memo.",
+                                  "withdrawn_at": "2026-11-15T09:00:00Z"}]
+    assert data["published"] == 1
+    markdown = summary.read_text()
+    assert f"Drafts skipped (`desk build --drafts` writes them):\n\n- `{draft}`\n" in markdown
+    assert ("Moves redirected:\n\n- `/stories/2026-11-14/story-number-1/` → "
+            "`/stories/2026-11-14/renamed/`\n") in markdown
+    assert ("Withdrawals applied:\n\n- `/stories/2026-11-14/story-number-2/` at "
+            "2026-11-15T09:00:00Z: Based on a *forged* memo.\n") in markdown
+
+
 @pytest.fixture(scope="module")
 def sample_sites(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
-    """The shipped content and a generated corpus, each built."""
+    """The shipped content, a generated corpus, and a site with a story moved, one
+    withdrawn and a draft shown (built with --drafts, as for a staging site)."""
     root = tmp_path_factory.mktemp("gates")
     sites = []
-    for name, content in (("sample", REPO / "content"), ("corpus", root / "corpus-content")):
+    for name, content in (("sample", REPO / "content"), ("corpus", root / "corpus-content"),
+                          ("lifecycle", root / "lifecycle-content")):
         if name == "corpus":
             make_corpus(content, 30)
         out = root / name
-        runner = CliRunner()
-        result = runner.invoke(main, ["build", "--config", str(REPO / "pyproject.toml"),
-                                      "--content", str(content), "--out", str(out),
-                                      "--now", NOW, "--no-cache"])
+        args = ["build", "--config", str(REPO / "pyproject.toml"), "--content", str(content),
+                "--out", str(out), "--now", NOW, "--cache-dir", str(root / "cache")]
+        if name == "lifecycle":
+            for n in (1, 2):
+                write_story(content, make_story(n), f"{n}.json")
+            assert CliRunner().invoke(main, args).exit_code == 0
+            write_story(content, make_story(1, slug="moved"), "1.json")
+            write_withdrawal(content, "10002", reason="A <b>retracted</b> source & more.")
+            write_draft(content, make_story(3))
+            args.append("--drafts")
+        result = CliRunner().invoke(main, [*args, "--no-cache"])
         assert result.exit_code == 0, result.output
         sites.append(out)
+    lifecycle = sites[-1] / "stories/2026-11-14"
+    assert {p.name for p in lifecycle.iterdir()} == {"moved", "story-number-1",
+                                                     "story-number-2", "story-number-3"}
     return sites
 
 
@@ -248,7 +293,7 @@ def test_pages_artifact_keeps_well_known_and_leaves_out_desk_s_marker(
         assert ".well-known/reuse.json" in files and "index.html" in files
         assert ".desk-site" not in files
         assert [f for f in files if any(p.startswith(".") for p in f.split("/"))] == [
-            ".well-known/reuse.json"]
+            ".well-known/desk-urls.json", ".well-known/reuse.json"]
         assert (site / ".desk-site").is_file()  # the built site itself stays desk's
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from storygen import REPO, make_story, write_story
+from storygen import REPO, make_story, write_story, write_withdrawal
 
 from desk import checks
 from desk.config import load_config
@@ -57,7 +57,8 @@ def _related_missing(s: dict[str, Any]) -> None:
 
 
 # code: (how story 1 is changed, what a second story shares with it: its URL, its id or
-# its newsroom under another title; "no reuse" builds without the site's reuse terms)
+# its newsroom under another title; "no reuse" builds without the site's reuse terms; or
+# a withdrawal names an id no story has / story 1 twice)
 CASES: dict[str, tuple[Mutate | None, str]] = {
     checks.UNCITED_TEXT: (_uncite_fact, ""),
     checks.UNKNOWN_MANIFEST: (_unknown_manifest, ""),
@@ -73,6 +74,8 @@ CASES: dict[str, tuple[Mutate | None, str]] = {
     checks.DUPLICATE_ID: (None, "id"),
     checks.NEWSROOM_TITLE_CONFLICT: (None, "title"),
     checks.REUSE_TERMS_MISSING: (None, "no reuse"),
+    checks.WITHDRAWN_UNKNOWN: (None, "withdraw-unknown"),
+    checks.DUPLICATE_WITHDRAWAL: (None, "withdraw-twice"),
 }
 
 
@@ -100,6 +103,11 @@ def test_each_case_raises_its_code(code: str, tmp_path: Path) -> None:
         write_story(content, make_story(2, id=story["id"]))
     elif twin == "title":
         write_story(content, make_story(2, newsroom_title="Another Title"))
+    elif twin == "withdraw-unknown":
+        write_withdrawal(content, "no-such-story")
+    elif twin == "withdraw-twice":
+        write_withdrawal(content, story["id"], name="first.json")
+        write_withdrawal(content, story["id"], name="second.json")
     reuse = {"reuse": {}} if twin == "no reuse" else {}
     config = load_config(REPO / "pyproject.toml", {"content_dir": content, **reuse})
     codes = [f.code for f in inspect_content(config).findings]
@@ -112,3 +120,4 @@ def test_each_case_raises_its_code(code: str, tmp_path: Path) -> None:
 def test_rules_are_listed_once_each() -> None:
     assert len(set(checks.STORY_RULES)) == len(checks.STORY_RULES)
     assert len(set(checks.ACROSS_RULES)) == len(checks.ACROSS_RULES)
+    assert len(set(checks.WITHDRAWAL_RULES)) == len(checks.WITHDRAWAL_RULES)

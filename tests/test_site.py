@@ -215,7 +215,7 @@ def test_json_feed_has_every_required_field(corpus) -> None:
     assert data["title"] and data["home_page_url"] and data["feed_url"]
     assert len(data["items"]) == 10
     for item in data["items"]:
-        assert isinstance(item["id"], str) and item["url"] == item["id"]
+        assert item["id"] == f"tag:hangingcontext.com,2026:stories/{item['_desk']['id']}"
         assert item["content_html"]
         datetime.fromisoformat(item["date_published"])
         assert item["_desk"]["trust"] == "confirmed"
@@ -283,7 +283,7 @@ def test_sitemap_switches_to_an_index_past_the_limit(corpus, tmp_path: Path) -> 
     from desk.render.sitemaps import render_sitemaps
 
     config, _ = corpus
-    catalog = build_catalog(inspect_content(config).stories, config, Clock(NOW))
+    catalog = build_catalog(inspect_content(config).content, config, Clock(NOW))
     ctx = render_context(catalog, config, Clock(NOW), None, ())
     outputs = {o.path: o.data for o in render_sitemaps(ctx, sitemap_pages(ctx), max_urls=20)}
     index = etree.fromstring(outputs["/sitemap.xml"])

@@ -1,7 +1,8 @@
 """Feeds, site-wide and per newsroom: RSS 2.0, Atom (RFC 4287) and JSON Feed 1.1.
 
 Each carries the latest `feed_size` stories with their full HTML (absolute URLs only);
-a story with corrections is dated by its latest correction.
+a story with corrections is dated by its latest correction. An entry's id is a tag URI of
+the story id (desk.urls.entry_id), so a moved story stays one entry in feed readers.
 """
 
 from __future__ import annotations
@@ -96,8 +97,8 @@ def story_entry(ctx: RenderContext, item: LoadedStory) -> Entry:
     key = ctx.story_key(item.url_path, item.digest)
     found = ctx.stories.entries.get(key)
     if not isinstance(found, Entry):
-        found = make_entry(story_view(ctx.read(item)[0], ctx.catalog, ctx.config, ctx.prose),
-                           ctx.env)
+        found = make_entry(story_view(ctx.read(item)[0], ctx.catalog, ctx.config, ctx.prose,
+                                      item.draft), ctx.env)
         ctx.stories.entries[key] = found
     return found
 
@@ -149,7 +150,7 @@ def json_item(entry: Entry, config: Config) -> dict[str, Any]:
     view = entry.view
     story = view.story
     item: dict[str, Any] = {
-        "id": view.url,
+        "id": view.entry_id,
         "url": view.url,
         "title": story.headline,
         "content_html": entry.content_html,

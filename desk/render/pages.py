@@ -58,10 +58,11 @@ class Card:
     trust: str
     trust_text: str
     digest: str
+    draft: bool = False
 
     def as_json(self) -> dict[str, Any]:
-        """The listing entry of index.json."""
-        return {
+        """The listing entry of index.json (`draft` only on a draft, in the preview)."""
+        entry: dict[str, Any] = {
             "id": self.id,
             "headline": self.headline,
             "dek": self.dek,
@@ -72,6 +73,9 @@ class Card:
             "trust": self.trust,
             "sha256": self.digest,
         }
+        if self.draft:
+            entry["draft"] = True
+        return entry
 
 
 @dataclass(frozen=True)
@@ -121,6 +125,7 @@ def card(ctx: RenderContext, item: LoadedStory) -> Card:
         trust=story.trust,
         trust_text=story.trust_text or story.trust,
         digest=ctx.stories.digests.get(path, ""),
+        draft=item.draft,
     )
 
 

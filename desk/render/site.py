@@ -12,6 +12,7 @@ from desk.catalog import Catalog
 from desk.config import Config
 from desk.render.context import RenderContext, Unit, Units
 from desk.render.feeds import feed_units
+from desk.render.lifecycle import history_units, notice_units, redirect_units
 from desk.render.llms import llms_units
 from desk.render.pages import PAGE_KINDS, PageKind
 from desk.render.sitemaps import render_sitemaps
@@ -20,6 +21,9 @@ REGISTRY: tuple[PageKind, ...] = (
     *PAGE_KINDS,
     PageKind("feeds", feed_units),
     PageKind("llms", llms_units),
+    PageKind("redirects", redirect_units),
+    PageKind("withdrawn", notice_units),
+    PageKind("urls", history_units),
 )
 
 

@@ -59,13 +59,15 @@ def story_meta(view: StoryView, config: Config) -> PageMeta:
         ),
         og=open_graph(view, config),
         jsonld=news_article(view, config),
+        robots="noindex" if view.draft else "",
     )
 
 
-def render_story(story: Story, raw: dict[str, Any] | None, ctx: RenderContext
-                 ) -> tuple[list[Output], StoryView]:
-    """Render one story in all three formats (`raw`: the parsed input, for key order)."""
-    view = story_view(story, ctx.catalog, ctx.config, ctx.prose)
+def render_story(story: Story, raw: dict[str, Any] | None, ctx: RenderContext,
+                 draft: bool = False) -> tuple[list[Output], StoryView]:
+    """Render one story in all three formats (`raw`: the parsed input, for key order;
+    `draft`: a draft shown in the preview, marked as such)."""
+    view = story_view(story, ctx.catalog, ctx.config, ctx.prose, draft)
     meta = story_meta(view, ctx.config)
     html = ctx.env.get_template("story.html").render(view=view, page=meta, site=ctx.site)
     markdown = ctx.env.get_template("story.md.jinja").render(view=view, page=meta,
@@ -80,7 +82,7 @@ def render_story(story: Story, raw: dict[str, Any] | None, ctx: RenderContext
 def render_story_unit(item: LoadedStory, key: str, ctx: RenderContext, wanted: Wanted
                       ) -> tuple[list[Output], RenderedStory]:
     """A story's files, read from its file, and the record the build keeps of them."""
-    outputs, view = render_story(*ctx.read(item), ctx)
+    outputs, view = render_story(*ctx.read(item), ctx, item.draft)
     path = item.url_path
     markdown = outputs[1].data if path in wanted.markdown else None
     entry = make_entry(view, ctx.env) if path in wanted.entries else None
@@ -96,7 +98,7 @@ def story_markdown(item: LoadedStory, ctx: RenderContext) -> bytes:
     if captured is not None:
         return captured
     story, _ = ctx.read(item)
-    view = story_view(story, ctx.catalog, ctx.config, ctx.prose)
+    view = story_view(story, ctx.catalog, ctx.config, ctx.prose, item.draft)
     markdown = ctx.env.get_template("story.md.jinja").render(
         view=view, page=story_meta(view, ctx.config), site=ctx.site)
     return markdown.encode("utf-8")

@@ -184,6 +184,7 @@ class PageMeta:
     breadcrumbs: tuple[Crumb, ...] = ()
     og: tuple[tuple[str, str], ...] = ()
     jsonld: str = ""
+    robots: str = ""  # e.g. "noindex" for a draft or a withdrawal notice
 
 
 def template_finding(exc: TemplateError, templates_dir: Path) -> Finding:

@@ -124,6 +124,8 @@ class StoryView:
     corrections: tuple[CorrectionView, ...]
     steps: tuple[Step, ...]
     modified_at: datetime
+    entry_id: str  # in feeds, the same wherever the story moves
+    draft: bool = False  # shown in the preview only, marked as a draft
 
     @property
     def has_decision_card(self) -> bool:
@@ -146,8 +148,9 @@ def number_sources(story: Story) -> dict[str, int]:
     return order
 
 
-def story_view(story: Story, catalog: Catalog, config: Config, prose: Prose) -> StoryView:
-    """Compute the view of one story."""
+def story_view(story: Story, catalog: Catalog, config: Config, prose: Prose,
+               draft: bool = False) -> StoryView:
+    """Compute the view of one story (`draft`: a draft shown in the preview)."""
     numbers = number_sources(story)
 
     manifests = {m.manifest_id: m for m in story.manifests}
@@ -175,13 +178,6 @@ def story_view(story: Story, catalog: Catalog, config: Config, prose: Prose) -> 
         SourceView(n, manifests[mid]) for mid, n in sorted(numbers.items(), key=lambda x: x[1])
     )
     path = story_url_path(story)
-    steps: tuple[Step, ...] = ()
-    if story.run_these_manifests is not None:
-        steps = tuple(
-            Step(step.n if step.n is not None else i, step.title, prose.inline(step.text),
-                 step.text)
-            for i, step in enumerate(story.run_these_manifests.steps, start=1)
-        )
     return StoryView(
         story=story,
         path=path,
@@ -200,8 +196,21 @@ def story_view(story: Story, catalog: Catalog, config: Config, prose: Prose) -> 
             CorrectionView(c.at, c.text, prose.block(c.text))
             for c in sorted(story.corrections, key=lambda c: c.at, reverse=True)
         ),
-        steps=steps,
+        steps=_steps(story, prose),
         modified_at=story.modified_at,
+        entry_id=urls.entry_id(config, story.id),
+        draft=draft,
+    )
+
+
+def _steps(story: Story, prose: Prose) -> tuple[Step, ...]:
+    """The numbered steps of a story's "run these manifests" block."""
+    if story.run_these_manifests is None:
+        return ()
+    return tuple(
+        Step(step.n if step.n is not None else i, step.title, prose.inline(step.text),
+             step.text)
+        for i, step in enumerate(story.run_these_manifests.steps, start=1)
     )
 
 
@@ -217,6 +226,8 @@ def _related(related: tuple[tuple[str, str], ...], base: str | None, catalog: Ca
     views = []
     for url, headline in related:
         path = urls.internal_story_path(url, config, base)
+        if path is not None:
+            path = catalog.moved.get(path, path)  # a moved story, at its new URL
         if path is not None and path in catalog.by_path:
             target = catalog.by_path[path].summary
             views.append(RelatedView(urls.href(config, path), urls.absolute(config, path),
@@ -227,10 +238,11 @@ def _related(related: tuple[tuple[str, str], ...], base: str | None, catalog: Ca
 
 
 def story_page_inputs(item: LoadedStory, catalog: Catalog, config: Config) -> str:
-    """What a story page depends on beyond its own file and the templates: its newsroom's
-    title and where its related links lead."""
+    """What a story page depends on beyond its own file and the templates: whether it is a
+    draft, its newsroom's title and where its related links lead."""
     summary = item.summary
-    parts = [_newsroom_title(summary.newsroom, summary.newsroom_title, catalog, config)]
+    parts = ["draft" if item.draft else "",
+             _newsroom_title(summary.newsroom, summary.newsroom_title, catalog, config)]
     for view in _related(summary.related, summary.url, catalog, config):
         parts.append(f"{view.href}|{view.headline}")
     return "\n".join(parts)

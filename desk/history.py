@@ -1,0 +1,153 @@
+"""URL history: every URL each story id was published at, and the redirects it implies.
+
+A story's URL is its date and slug, so correcting either moves the story. desk remembers
+the URLs by story id: the old ones get a redirect page to the newest, and a withdrawn
+story's notice goes where readers last saw it. A URL belongs to the last story published
+at it (a redirect never overwrites a live page).
+
+One JSON form, kept in two places:
+
+- the build cache's saved state (desk.cache), for the next build on the same machine;
+- the site itself, at `/.well-known/desk-urls.json` (with the redirects, for deploys to
+  object storage), so a build without the cache reads it back from the site it replaces
+  or, on a fresh runner, from a copy of the previous deploy's (`--url-history FILE`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from desk import urls
+from desk.config import Config
+from desk.findings import Finding, escape_pointer
+
+HISTORY_VERSION = 1
+HISTORY_CODE = "url-history"
+
+
+@dataclass(frozen=True)
+class Redirect:
+    """An old URL path of a story and the path it now redirects to."""
+
+    path: str
+    target: str
+    id: str
+
+
+@dataclass(frozen=True)
+class UrlHistory:
+    """The URL paths of each story id, oldest first (the last is its newest); a path is
+    under one id at most."""
+
+    urls: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def latest(self, story_id: str) -> str | None:
+        """The newest URL path a story was published at, if any."""
+        found = self.urls.get(story_id)
+        return found[-1] if found else None
+
+    def advance(self, pages: Iterable[tuple[str, str]]) -> UrlHistory:
+        """The history after a build whose live pages are `pages` (story id, URL path):
+        each path becomes its id's newest and leaves the list of any other id."""
+        pages = sorted(pages)
+        if all(self.latest(story_id) == path for story_id, path in pages):
+            return self  # nothing moved (the usual build)
+        lists = {k: list(v) for k, v in self.urls.items()}
+        owners = {path: k for k, paths in lists.items() for path in paths}
+        for story_id, path in pages:
+            former = owners.get(path)
+            if former is not None:
+                lists[former].remove(path)
+            lists.setdefault(story_id, []).append(path)
+            owners[path] = story_id
+        return UrlHistory({k: tuple(v) for k, v in sorted(lists.items()) if v})
+
+    def to_json(self) -> dict[str, list[str]]:
+        """The JSON form of the history (ids in order)."""
+        return {k: list(v) for k, v in sorted(self.urls.items())}
+
+
+def redirects(history: UrlHistory, current: Mapping[str, str],
+              live: Mapping[str, object]) -> list[Redirect]:
+    """Every old path of a story that has a page now (`current`: its path by id) and that
+    no live page (`live`, by path) claims, pointing at the story's page; by path."""
+    found = [Redirect(path, target, story_id)
+             for story_id, target in current.items()
+             for path in history.urls.get(story_id, ())
+             if path != target and path not in live]
+    return sorted(found, key=lambda r: r.path)
+
+
+def site_file(history: UrlHistory, moved: Sequence[Redirect], config: Config
+              ) -> dict[str, Any]:
+    """/.well-known/desk-urls.json: the history, and each redirect with the object a
+    deploy to object storage gives a website-redirect header and where it points."""
+    return {
+        "version": HISTORY_VERSION,
+        "base_url": config.base_url,
+        "stories": history.to_json(),
+        "redirects": [{"from": r.path, "to": r.target, "id": r.id,
+                       "object": urls.relative_file(r.path),
+                       "location": urls.absolute(config, r.target)} for r in moved],
+    }
+
+
+def history_from_json(data: Any, pointer: str = "") -> UrlHistory:
+    """A history from its JSON form (raises ValueError naming the JSON pointer of the
+    first problem: every path must be a story path of the layout, under one id)."""
+    if not isinstance(data, dict):
+        raise ValueError(f"{pointer or '/'}: expected an object of story ids")
+    lists: dict[str, tuple[str, ...]] = {}
+    seen: set[str] = set()
+    for story_id, paths in data.items():
+        where = f"{pointer}/{escape_pointer(story_id)}"
+        if not isinstance(paths, list) or not paths:
+            raise ValueError(f"{where}: expected a list of URL paths")
+        for i, path in enumerate(paths):
+            if not _is_story_path(path) or path in seen:
+                raise ValueError(f"{where}/{i}: not a story URL path, or listed twice")
+            seen.add(path)
+        lists[story_id] = tuple(paths)
+    return UrlHistory(dict(sorted(lists.items())))
+
+
+def read_history_file(path: Path) -> tuple[UrlHistory | None, list[Finding]]:
+    """The history in a desk-urls.json file (None and no finding when there is none)."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return None, []
+    except OSError as exc:
+        return None, [_problem(path, "", f"cannot read the URL history: {exc.strerror}")]
+    try:
+        data = orjson.loads(raw)
+        if not isinstance(data, dict) or data.get("version") != HISTORY_VERSION:
+            raise ValueError(f"/version: expected {HISTORY_VERSION}")
+        return history_from_json(data.get("stories"), "/stories"), []
+    except ValueError as exc:  # orjson's decode error is one too
+        where, _, message = str(exc).partition(": ")
+        if not where.startswith("/"):
+            where, message = "", str(exc)
+        return None, [_problem(path, where, f"not a desk URL history: {message}")]
+
+
+def _problem(path: Path, pointer: str, message: str) -> Finding:
+    return Finding(path.as_posix(), pointer, HISTORY_CODE,
+                   message + " (fix or remove the file to start a new history)")
+
+
+def _is_story_path(path: object) -> bool:
+    if not isinstance(path, str):
+        return False
+    parts = path.split("/")
+    if len(parts) != 5 or parts[1] != "stories":
+        return False
+    try:
+        return urls.story_path(parts[2], parts[3]) == path
+    except ValueError:
+        return False

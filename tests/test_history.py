@@ -1,0 +1,107 @@
+"""The URL history: how moves are recorded, what a history file may hold, and which copy a
+build starts from (the saved state, the site it replaces, or the last deploy's)."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from storygen import REPO, make_story, write_story
+
+from desk.build import build
+from desk.cache import BuildCache, SavedState, read_state, write_state
+from desk.catalog import Clock
+from desk.config import load_config
+from desk.history import UrlHistory, history_from_json, read_history_file, redirects
+
+A, B, C = (f"/stories/2026-11-14/{slug}/" for slug in ("a", "b", "c"))
+NOW = datetime(2026, 11, 15, tzinfo=UTC)
+
+
+def test_moves_append_and_a_url_belongs_to_its_last_story() -> None:
+    history = UrlHistory().advance([("1", A)])
+    assert history.advance([("1", A)]) is history  # nothing moved: the same value
+    history = history.advance([("1", B)]).advance([("1", C)])
+    assert history.urls == {"1": (A, B, C)}
+    assert [(r.path, r.target) for r in redirects(history, {"1": C}, {C: None})] == [
+        (A, C), (B, C)]
+    back = history.advance([("1", A)])  # moved back: A is its newest URL again
+    assert back.urls == {"1": (B, C, A)} and back.latest("1") == A
+    taken = history.advance([("1", C), ("2", A)])  # another story published at A
+    assert taken.urls == {"1": (B, C), "2": (A,)}
+    assert [(r.path, r.target) for r in redirects(taken, {"1": C, "2": A}, {A: 0, C: 0})] == [
+        (B, C)]
+    # A live page (a draft in the preview) is never replaced by a redirect.
+    assert redirects(history, {"1": C}, {A: None, C: None})[0].path == B
+
+
+@pytest.mark.parametrize("data,where", [
+    ({"1": ["/stories/2026-11-14/../../etc/"]}, "/1/0"),
+    ({"1": ["/stories/2026-11-14/a/", "/../x/"]}, "/1/1"),
+    ({"1": ["/stories/2026-11-14/UPPER/"]}, "/1/0"),
+    ({"1": ["/stories/2026-11-14/a"]}, "/1/0"),
+    ({"1": ["/n/x/"]}, "/1/0"),
+    ({"1": ["/stories/2026-11-14/a/"], "2": ["/stories/2026-11-14/a/"]}, "/2/0"),
+    ({"a/b": "x"}, "/a~1b"),
+    ({"1": []}, "/1"),
+    ({"1": [7]}, "/1/0"),
+    (["/stories/2026-11-14/a/"], "/"),
+])
+def test_a_history_holds_story_paths_only(data: object, where: str) -> None:
+    with pytest.raises(ValueError, match=f"^{where}: "):
+        history_from_json(data)
+
+
+def test_history_files_that_cannot_be_read_are_findings(tmp_path: Path) -> None:
+    path = tmp_path / "desk-urls.json"
+    assert read_history_file(path) == (None, [])
+    for text, pointer in (("{broken", ""), ('{"version": 2, "stories": {}}', "/version"),
+                          ('{"version": 1, "stories": {"1": ["/x/"]}}', "/stories/1/0")):
+        path.write_text(text)
+        found, problems = read_history_file(path)
+        assert found is None and [(p.path, p.pointer, p.code) for p in problems] == [
+            (path.as_posix(), pointer, "url-history")]
+    path.write_text(json.dumps({"version": 1, "stories": {"1": [A, B]}, "redirects": []}))
+    assert read_history_file(path) == (UrlHistory({"1": (A, B)}), [])
+
+
+def test_the_saved_state_keeps_the_history(tmp_path: Path) -> None:
+    state = SavedState(history=UrlHistory({"1": (A, B), "2": (C,)}))
+    write_state(state, tmp_path / "state.json")
+    assert read_state(tmp_path / "state.json").history == state.history
+    write_state(SavedState(), tmp_path / "none.json")
+    assert read_state(tmp_path / "none.json").history is None
+    data = json.loads((tmp_path / "state.json").read_text())
+    data["history"] = {"1": ["/../../x/"]}  # a cache file never names a file outside the site
+    (tmp_path / "state.json").write_text(json.dumps(data))
+    assert read_state(tmp_path / "state.json") == SavedState()
+
+
+def test_where_a_build_starts_its_history(tmp_path: Path) -> None:
+    content, out = tmp_path / "content", tmp_path / "public"
+    write_story(content, make_story(1))
+    config = load_config(REPO / "pyproject.toml", {"content_dir": content, "output_dir": out,
+                                                   "cache_dir": tmp_path / "cache",
+                                                   "search": False})
+    given = UrlHistory({"9": ("/stories/2026-11-01/given/",)})
+    # Nothing remembered, no site: the given history (a copy of the last deploy's).
+    assert BuildCache(history=given).recall_history(out) == (given, [])
+    assert build(config, Clock(NOW)).ok
+    cache = BuildCache.saved_for(config.cache_dir, out)
+    built = UrlHistory({"10001": ("/stories/2026-11-14/story-number-1/",)})
+    cache.history = given
+    assert cache.recall_history(out) == (built, [])  # the saved state, which made the site
+    # A state that describes another site (a --no-cache build came between): the site's.
+    site_file = out / ".well-known/desk-urls.json"
+    data = json.loads(site_file.read_text())
+    data["stories"]["7"] = ["/stories/2026-11-02/seven/"]
+    site_file.write_text(json.dumps(data))
+    cache.state.site_id = "another"
+    assert cache.recall_history(out)[0].urls["7"] == ("/stories/2026-11-02/seven/",)
+    # The site's history unreadable: the build refuses, naming it, and changes nothing.
+    site_file.write_text("{")
+    report = build(config, Clock(NOW), cache=BuildCache())
+    assert not report.ok and report.errors[0].path == site_file.as_posix()
+    assert report.errors[0].code == "url-history"
