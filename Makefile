@@ -74,6 +74,8 @@ bench: $(STAMP) $(ANCHORS)/.installed
 
 fuzz: $(STAMP)
 	DESK_FUZZ_EXAMPLES=10000 $(BIN)/python -m pytest -q -p no:cacheprovider tests/test_hostile.py $(ARGS)
+	DESK_MACHINE_EXAMPLES=100 $(BIN)/python -m pytest -q -p no:cacheprovider \
+	  tests/test_incremental_machine.py $(ARGS)
 
 screenshots: $(STAMP)
 	$(BIN)/python tests/screenshots.py

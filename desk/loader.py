@@ -201,6 +201,19 @@ class ParsedStory:
 
 def parse_story_file(path: Path, findings: list[Finding]) -> ParsedStory | None:
     """Parse and validate one file; append its findings; the parsed story if valid."""
+    read = read_json_file(path, findings)
+    if read is None:
+        return None
+    shown, raw_bytes, data = read
+    story = validate_story(data, shown, findings)
+    if story is None:
+        return None
+    return ParsedStory(story, data, hashlib.sha256(raw_bytes).hexdigest())
+
+
+def read_json_file(path: Path, findings: list[Finding]) -> tuple[str, bytes, Any] | None:
+    """A JSON file's shown path, bytes and parsed object; None (with findings) when it
+    cannot be read or parsed."""
     shown = _display(path)
     try:
         raw_bytes = path.read_bytes()
@@ -208,12 +221,7 @@ def parse_story_file(path: Path, findings: list[Finding]) -> ParsedStory | None:
         findings.append(Finding(shown, "", "unreadable", f"cannot read file: {exc.strerror}"))
         return None
     data = parse_json(raw_bytes, shown, findings)
-    if data is None:
-        return None
-    story = validate_story(data, shown, findings)
-    if story is None:
-        return None
-    return ParsedStory(story, data, hashlib.sha256(raw_bytes).hexdigest())
+    return None if data is None else (shown, raw_bytes, data)
 
 
 @dataclass(frozen=True)
@@ -228,15 +236,10 @@ class LoadedWithdrawal:
 
 def load_withdrawal_file(path: Path, findings: list[Finding]) -> LoadedWithdrawal | None:
     """Parse and validate one withdrawal file; append its findings; the record if valid."""
-    shown = _display(path)
-    try:
-        raw_bytes = path.read_bytes()
-    except OSError as exc:
-        findings.append(Finding(shown, "", "unreadable", f"cannot read file: {exc.strerror}"))
+    read = read_json_file(path, findings)
+    if read is None:
         return None
-    data = parse_json(raw_bytes, shown, findings)
-    if data is None:
-        return None
+    shown, _, data = read
     try:
         found = Withdrawal.model_validate(data)
     except ValidationError as exc:

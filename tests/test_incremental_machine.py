@@ -8,7 +8,7 @@ step it builds four ways: as `desk build` does (saved cache, recycled spare), as
 serve` does (in-process cache, in place after content changes, drafts shown), and from
 nothing (no cache, the URL history its own last site carries), once without drafts and
 once with them; each incremental build must equal its build from nothing.
-`make fuzz` (DESK_FUZZ_EXAMPLES) runs it longer.
+`make fuzz` (DESK_MACHINE_EXAMPLES) runs it longer.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from desk.catalog import Clock
 from desk.config import Config, load_config
 from desk.target import FreshStaging, InPlace, RecycledSpare
 
-FUZZ = int(os.environ.get("DESK_FUZZ_EXAMPLES", "0"))
+FUZZ = int(os.environ.get("DESK_MACHINE_EXAMPLES", "0"))
 START = datetime(2026, 11, 10, 6, tzinfo=UTC)
 NEWSROOMS = ("artificial-intelligence", "climate")
 NUMBERS = st.integers(min_value=0, max_value=11)
