@@ -256,19 +256,21 @@ def render_site(ctx: RenderContext, plan: Plan, assets: tuple[Asset, ...],
                 session: Session | None, workers: Workers) -> None:
     """Every file of the site: stories first, then the pages around them, then assets."""
     cached = session.feed_entries if session is not None else {}
-    ctx = replace(ctx, stories=render_stories(ctx, plan, cached, workers))
+    in_feeds = frozenset(feed_members(ctx.catalog, ctx.config))
+    ctx = replace(ctx, stories=render_stories(ctx, plan, cached, in_feeds, workers))
     plan.write(site_units(ctx))
     for asset in assets:
         plan.writer.copy(asset.source, asset.path)
     if session is not None:  # keep the entries that feeds may show next time
-        members = {ctx.story_key(p, "") for p in feed_members(ctx.catalog, ctx.config)}
+        members = {ctx.story_key(p, "") for p in in_feeds}
         session.feed_entries = {k: e for k, e in ctx.stories.entries.items() if k in members}
 
 
 def render_stories(ctx: RenderContext, plan: Plan, entries: dict[str, object],
-                   workers: Workers) -> StoryResults:
+                   in_feeds: frozenset[str], workers: Workers) -> StoryResults:
     """Each published story kept or rendered (in forked workers when there are many);
-    what the pages around the stories need to know of them."""
+    what the pages around the stories need to know of them (`in_feeds`: the paths of the
+    stories some feed carries, whose entries are captured as they render)."""
     keys: dict[str, str] = {}
     digests: dict[str, str] = {}
     markdown: dict[str, bytes] = {}
@@ -284,7 +286,7 @@ def render_stories(ctx: RenderContext, plan: Plan, entries: dict[str, object],
             digests[item.url_path] = kept.json_digest
     latest = ctx.catalog.latest_edition
     wanted = Wanted(frozenset(s.url_path for s in latest.stories) if latest else frozenset(),
-                    frozenset(feed_members(ctx.catalog, ctx.config)))
+                    in_feeds)
 
     def render(item: LoadedStory, key: str) -> tuple[list[Output], RenderedStory]:
         return render_story_unit(item, key, ctx, wanted)

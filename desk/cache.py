@@ -27,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,7 @@ import orjson
 
 from desk.findings import Finding
 from desk.history import UrlHistory, history_from_json, read_history_file
+from desk.keys import KeyCache
 from desk.loader import LoadedStory, Summary
 from desk.urls import URL_HISTORY, relative_file
 from desk.writer import Spare, site_id_of
@@ -104,7 +106,7 @@ class Session:
 
     environment: tuple[str, Any] | None = None  # (what it was made from, the environment)
     feed_entries: dict[str, Any] = field(default_factory=dict)  # by story key
-    keys: dict[tuple[str, ...], str] = field(default_factory=dict)  # see KeyMaker
+    keys: KeyCache = field(default_factory=KeyCache)
     present: set[str] = field(default_factory=set)  # files of the live folder
 
 
@@ -259,12 +261,14 @@ def _spare_from_json(spare: Any, units: dict[str, UnitRecord]) -> Spare | None:
 _USUAL_FILES = {3: ("index.html", "index.md", "index.json"), 2: ("index.html", "index.json")}
 
 
+# A site folder: /, or /SEGMENT/.../ with no empty, "." or ".." segment, backslash or NUL.
+_SITE_FOLDER = re.compile(r"/(?:(?!\.\.?/)[^/\\\x00]+/)*")
+
+
 def _usual_files(unit_id: str, count: int) -> tuple[str, ...]:
     # A cheap test of what relative_file checks in full: a cache file must never name a
     # file outside the site.
-    if not unit_id.startswith("/") or not unit_id.endswith("/") or any(
-            part in (".", "..") for part in unit_id.split("/")) or "\\" in unit_id or (
-            "\x00" in unit_id):
+    if _SITE_FOLDER.fullmatch(unit_id) is None:
         raise ValueError(f"unit {unit_id!r} is not a site folder")
     return tuple(unit_id[1:] + name for name in _USUAL_FILES[count])
 

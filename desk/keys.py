@@ -21,6 +21,7 @@ import hashlib
 import os
 import sys
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -85,26 +86,32 @@ def site_key(config: Config, asset_paths: Iterable[str]) -> str:
 
 def templates_fingerprint(site_templates: Path) -> str:
     """A hash of every template a build may use: the site's overrides and desk's own."""
-    return digest(*(folder_fingerprint(f) for f in template_folders(site_templates)))
+    folders = dict.fromkeys(f.resolve() for f in template_folders(site_templates))
+    return digest(*(folder_fingerprint(f) for f in folders))
+
+
+@dataclass
+class KeyCache:
+    """Unit keys a long-running process (desk serve) keeps between builds, and the site
+    key they were made with: most keys of a large site are the same from one save to the
+    next."""
+
+    site: str = ""
+    keys: dict[tuple[str, ...], str] = field(default_factory=dict)
 
 
 class KeyMaker:
-    """Makes unit keys from a site key and a unit's declared inputs.
-
-    A long-running process (desk serve) passes `cached`, a dict kept between builds: most
-    keys of a large site are the same from one save to the next.
-    """
+    """Makes unit keys from a site key and a unit's declared inputs (`cache`: see
+    KeyCache)."""
 
     # Keys cached at most, before starting afresh.
     MAX_CACHED = 200_000
 
-    def __init__(self, site: str, cached: dict[tuple[str, ...], str] | None = None
-                 ) -> None:
+    def __init__(self, site: str, cache: KeyCache | None = None) -> None:
         self.site = site
-        if cached is not None and cached.get(("site",)) != site:
-            cached.clear()  # keys made for another site key are of no use
-            cached[("site",)] = site
-        self._cached = cached
+        if cache is not None and cache.site != site:
+            cache.site, cache.keys = site, {}  # keys made for another site key are no use
+        self._cached = cache.keys if cache is not None else None
 
     def key(self, inputs: tuple[str, ...], recurring: bool = False) -> str:
         """The key of a unit with these inputs (`recurring`: short inputs that recur from
