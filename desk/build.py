@@ -56,8 +56,8 @@ from desk.render.site import list_page_count, site_units
 from desk.render.story import RenderedStory, Wanted, render_story_unit
 from desk.render.templates import make_environment, site_context, template_finding
 from desk.render.view import story_page_inputs
-from desk.target import RecycledSpare, Target, open_writer
-from desk.writer import SiteWriter, WriteError
+from desk.target import ChangesOnly, RecycledSpare, Target, open_writer
+from desk.writer import LastSiteIncomplete, SiteWriter, WriteError
 
 Progress = Callable[[int, int], None]
 
@@ -83,6 +83,7 @@ class BuildReport:
     skipped: tuple[LoadedStory, ...] = ()  # drafts not written
     redirects: tuple[Redirect, ...] = ()  # old URLs of moved stories
     withdrawn: tuple[Notice, ...] = ()  # withdrawals applied
+    whole: bool = True  # False: the output folder holds only the changes (--changes-only)
 
     @property
     def errors(self) -> tuple[Finding, ...]:
@@ -144,7 +145,12 @@ def build(
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _build(config, clock, target, cache, Workers(jobs, progress))
+        try:
+            return _build(config, clock, target, cache, Workers(jobs, progress))
+        except LastSiteIncomplete:
+            # The site the saved state describes is not all there: keep nothing of it.
+            cache.state.disown()
+            return _build(config, clock, target, cache, Workers(jobs, progress))
     finally:
         if collecting:
             gc.enable()
@@ -160,7 +166,7 @@ def _build(config: Config, clock: Clock, target: Target, cache: BuildCache,
     catalog = build_catalog(inspection.content, config, clock, history)
     timer.lap("catalog")
     try:
-        writer = open_writer(target, cache.state.spare)
+        writer = open_writer(target, cache.state.spare, cache.state.site_id)
     except (WriteError, OSError) as exc:
         out = target.out_dir
         findings.insert(0, Finding(str(out), "", "output", str(exc).removeprefix(f"{out}: ")))
@@ -182,6 +188,8 @@ def _build(config: Config, clock: Clock, target: Target, cache: BuildCache,
         timer.lap("write")
     except BaseException as exc:
         writer.discard()
+        if isinstance(exc, LastSiteIncomplete) and ledger.reused:
+            raise
         failure = build_failure(exc, config, target.out_dir)
         if failure is None:
             raise
@@ -196,7 +204,7 @@ def _build(config: Config, clock: Clock, target: Target, cache: BuildCache,
                        held=catalog.held, files=writer.files, bytes=writer.bytes,
                        timings=timer.timings, out_dir=target.out_dir, reused=ledger.reused,
                        skipped=catalog.skipped, redirects=catalog.redirects,
-                       withdrawn=catalog.notices)
+                       withdrawn=catalog.notices, whole=not isinstance(target, ChangesOnly))
 
 
 def _inspect(config: Config, clock: Clock, target: Target, cache: BuildCache, jobs: int

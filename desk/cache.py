@@ -91,6 +91,11 @@ class SavedState:
         """The units of the live site, if this state describes it (else none)."""
         return self.units if self.site_id and self.site_id == live_id else {}
 
+    def disown(self) -> None:
+        """Forget the sites this state describes (their files cannot be trusted); keep
+        the inspections and the URL history."""
+        self.site_id, self.units, self.loose, self.spare = "", {}, (), None
+
     def advance(self, live_id: str | None, units: dict[str, UnitRecord],
                 loose: tuple[str, ...], site_id: str) -> None:
         """Describe the site just swapped in; the one it replaced becomes the spare."""

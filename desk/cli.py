@@ -40,7 +40,7 @@ from desk.parallel import MAX_JOBS, default_jobs, fork_safe
 from desk.report import report_data, report_markdown, size_line
 from desk.scaffold import ScaffoldError, scaffold
 from desk.serve import DevServer, ServeError
-from desk.target import FreshStaging, RecycledSpare
+from desk.target import ChangesOnly, FreshStaging, RecycledSpare, Target
 
 QUIET, NORMAL, VERBOSE = -1, 0, 1
 
@@ -136,6 +136,10 @@ def main() -> None:
               help="Processes rendering stories (forked on Linux; one process elsewhere).")
 @click.option("--no-cache", is_flag=True, help="Build from scratch; neither read nor save "
               "the build cache.")
+@click.option("--changes-only", is_flag=True, help="Write only the files that changed since "
+              "the site the build cache describes, and the list of every file, for `desk "
+              "deploy` to a store that holds that site (a fresh CI runner restores the "
+              "cache, not the site).")
 @click.option("--no-search", is_flag=True, help="Skip the search index and page.")
 @click.option("--cache-dir", type=click.Path(path_type=Path, file_okay=False),
               help="Where builds remember their work (default: .desk-cache).")
@@ -145,7 +149,7 @@ def main() -> None:
 @verbosity_options
 def build_command(content: Path | None, out: Path | None, base_url: str | None,
                   now: datetime | None, future: bool, drafts: bool, url_history: Path | None,
-                  jobs: int | None, no_cache: bool,
+                  jobs: int | None, no_cache: bool, changes_only: bool,
                   no_search: bool, cache_dir: Path | None, report_file: Path | None,
                   config_file: Path | None, quiet: bool, verbose: bool) -> None:
     """Build the site into the output folder, replacing it only when the build succeeds."""
@@ -156,8 +160,11 @@ def build_command(content: Path | None, out: Path | None, base_url: str | None,
     jobs = jobs or default_jobs()
     bar = ProgressBar(sys.stderr if level > QUIET else None)
     out = config.output_dir
+    if no_cache and changes_only:
+        raise click.UsageError("--changes-only needs the build cache; drop --no-cache")
     # --no-cache: a build from nothing into a fresh folder, remembering nothing.
-    target = FreshStaging(out) if no_cache else RecycledSpare(out)
+    target: Target = (FreshStaging(out) if no_cache else
+                      ChangesOnly(out) if changes_only else RecycledSpare(out))
     cache = BuildCache() if no_cache else BuildCache.saved_for(config.cache_dir, out)
     cache.history = given_history(url_history)
     built_at = now or datetime.now(UTC)
@@ -183,7 +190,7 @@ def build_command(content: Path | None, out: Path | None, base_url: str | None,
 def site_budget(report: BuildReport, now: datetime, wanted: bool) -> dict[str, Any] | None:
     """The built site's size figures and budget warning, when `wanted` (for the report)
     or when the site may be near the warning line; None otherwise."""
-    if not report.ok or report.out_dir is None:
+    if not report.ok or report.out_dir is None or not report.whole:
         return None
     if not (wanted or worth_measuring(len(report.published))):
         return None
@@ -249,10 +256,12 @@ def write_reports(report: BuildReport, report_file: Path | None,
 def summary(report: BuildReport) -> str:
     """A few lines on what a build did."""
     count = len(report.published)
+    what = (f"{report.files} files, {report.bytes / 1e6:.1f} MB" if report.whole else
+            f"the changes to a site of {report.files} files: {report.bytes / 1e6:.1f} MB "
+            f"written, {report.reused} unit(s) unchanged")
     lines = [
         f"Built {count} {'story' if count == 1 else 'stories'} into {report.out_dir}: "
-        f"{report.files} files, {report.bytes / 1e6:.1f} MB, "
-        f"{len(report.warnings)} warning(s), {report.seconds:.2f} s"
+        f"{what}, {len(report.warnings)} warning(s), {report.seconds:.2f} s"
     ]
     if report.held:
         held = len(report.held)
@@ -379,6 +388,8 @@ def serve_command(content: Path | None, host: str, port: int, now: datetime | No
 
 
 # The line desk serve prints after each good rebuild (left out by -q).
+# `desk deploy`'s exit status when a folder of changes does not apply to the bucket.
+CHANGES_REFUSED = 3
 _REBUILT = re.compile(r": built \d+ stor(y|ies), \d+ warning\(s\) in ")
 
 
@@ -430,9 +441,14 @@ def init_command(folder: Path, base_url: str, title: str | None, quiet: bool,
 def deploy_command(target_url: str, endpoint_url: str | None, dry_run: bool,
                    max_deletes: int | None, site: Path | None, jobs: int,
                    report_file: Path | None, config_file: Path | None) -> None:
-    """Upload the changed files of a built site to an S3-compatible bucket."""
+    """Upload the changed files of a built site to an S3-compatible bucket.
+
+    A folder made by `desk build --changes-only` is deployed only onto the site it
+    changes; otherwise nothing is done and the exit status is 3 (build the whole site
+    and deploy that). Other failures exit 1.
+    """
     # Imported here: boto3 takes longer to import than a small build takes to run.
-    from desk.deploy.run import DeployError, deploy
+    from desk.deploy.run import ChangesRefused, DeployError, deploy
     from desk.deploy.store import Bucket, make_client
     from desk.deploy.summary import deploy_data, deploy_line, deploy_markdown
     from desk.deploy.target import Target
@@ -448,14 +464,16 @@ def deploy_command(target_url: str, endpoint_url: str | None, dry_run: bool,
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--to") from None
     bucket = Bucket(make_client(endpoint_url, jobs), target)
+    refused = False
     try:
         data = deploy_data(deploy(folder, bucket, settings, dry_run, jobs, echo_err))
     except DeployError as exc:
         data = deploy_data(exc.outcome, str(exc))
+        refused = isinstance(exc, ChangesRefused)
     write_deploy_reports(data, report_file, deploy_markdown)
     if not data["ok"]:
         click.echo(f"Deploy failed: {data['error']}", err=True)
-        sys.exit(1)
+        sys.exit(CHANGES_REFUSED if refused else 1)
     click.echo(deploy_line(data))
 
 

@@ -6,6 +6,9 @@ caller (never inferred from other arguments).
 - `RecycledSpare`: the same, but the site the last build replaced (kept as a spare folder)
   is recycled as the staging folder, and the site this build replaces becomes the next
   spare, so unchanged units cost nothing. What `desk build` uses.
+- `ChangesOnly`: a new folder with only the files this build renders and the list of
+  every file of the site, for `desk deploy` to a store that holds the rest. What the
+  publish workflow uses on a fresh runner, which restores the build cache and no site.
 - `InPlace`: the output folder is updated where it stands, under a lock the server holds
   while it reads. What desk serve uses after a story is saved.
 """
@@ -17,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from desk.writer import LiveFolder, SiteWriter, Spare, Staging
+from desk.writer import ChangesStaging, LiveFolder, SiteWriter, Spare, Staging
 
 
 @dataclass(frozen=True)
@@ -38,6 +41,14 @@ class RecycledSpare:
 
 
 @dataclass(frozen=True)
+class ChangesOnly:
+    """Write only what changed since the site the saved state describes, and the list of
+    every file; swap it in; remove the replaced folder."""
+
+    out_dir: Path
+
+
+@dataclass(frozen=True)
 class InPlace:
     """Update a desk-made folder where it stands, under `lock`."""
 
@@ -47,16 +58,19 @@ class InPlace:
     present: set[str] = field(default_factory=set)
 
 
-Target = FreshStaging | RecycledSpare | InPlace
+Target = FreshStaging | RecycledSpare | ChangesOnly | InPlace
 
 
-def open_writer(target: Target, spare: Spare | None) -> SiteWriter:
-    """The writer for a target (`spare`: what the cache knows of the spare folder).
+def open_writer(target: Target, spare: Spare | None, base: str = "") -> SiteWriter:
+    """The writer for a target (`spare`: what the cache knows of the spare folder; `base`:
+    the id of the site the saved state describes).
 
     Raises WriteError or OSError when the output folder cannot be used.
     """
     if isinstance(target, InPlace):
         return LiveFolder(target.out_dir, target.lock, target.present)
+    if isinstance(target, ChangesOnly):
+        return ChangesStaging(target.out_dir, base)
     if isinstance(target, RecycledSpare):
         return Staging(target.out_dir, spare, keep_spare=True)
     return Staging(target.out_dir, remove_old=target.remove_old)

@@ -12,6 +12,7 @@ import contextlib
 import ctypes
 import ctypes.util
 import errno
+import json
 import os
 import shutil
 import stat
@@ -28,6 +29,10 @@ from desk import urls
 from desk.render import Output
 
 MARKER = ".desk-site"
+# In a folder of changes (`desk build --changes-only`): every file of the whole site, and
+# the site the changes apply to.
+CHANGES = ".desk-changes.json"
+CHANGES_FORMAT = "desk-changes/1"
 _MARKER_TEXT = b"This folder was written by desk build; desk may replace it.\n"
 _RENAME_EXCHANGE = 2
 _AT_FDCWD = -100
@@ -37,6 +42,11 @@ _MAX_PENDING = 512
 
 class WriteError(Exception):
     """The output folder cannot be written or replaced."""
+
+
+class LastSiteIncomplete(WriteError):
+    """A file the last build made, and this one meant to keep, is not there (a site
+    restored in part, or changed by hand): the build starts again from nothing."""
 
 
 def site_id_of(out_dir: Path) -> str | None:
@@ -303,7 +313,7 @@ class Staging:
             self._pool.flush()
             self._pool.remove_all(sorted(spare_files - self._written, reverse=True))
         self._pool.close()
-        (self.path / MARKER).write_bytes(_MARKER_TEXT + f"site-id: {site_id}\n".encode())
+        (self.path / MARKER).write_bytes(self._marker(site_id))
         out = self.out_dir
         remove = self._remove_old or remove_tree
         if self._keep_spare and out.is_dir():
@@ -322,6 +332,9 @@ class Staging:
         else:
             self.path.rename(out)
 
+    def _marker(self, site_id: str) -> bytes:
+        return _MARKER_TEXT + f"site-id: {site_id}\n".encode()
+
     def _keep_as_spare(self, old_site: Path) -> None:
         spare = spare_path(self.out_dir)
         if spare.exists():
@@ -336,6 +349,71 @@ class Staging:
         self._pool.close(cancel=True)
         if self.path.exists():
             remove_tree(self.path)
+
+
+class ChangesStaging(Staging):
+    """Stages only the files a build renders, for a deploy to a store that holds the rest.
+
+    Units whose keys are unchanged are taken to be where the last deploy put them: nothing
+    is linked or copied, so a machine that kept nothing but the build cache (a fresh CI
+    runner) need not restore the site. The folder lists every file of the whole site and
+    the site id the changes apply to (`base`), which the deploy checks against the store:
+    changes to any other site are refused. Its marker has no site id, so no later build
+    takes it for a whole site.
+    """
+
+    def __init__(self, out_dir: Path, base: str) -> None:
+        super().__init__(out_dir)
+        self.previous_id = base or None
+
+    def keep(self, files: tuple[str, ...], unit: str, key: str) -> bool:
+        """Count the unit's files as part of the site; nothing is written."""
+        if any(relative in self._written for relative in files):
+            return False
+        for relative in files:
+            self.claim(relative)
+        self.files += len(files)
+        return True
+
+    def swap_in(self, site_id: str) -> None:
+        """Write the list of the whole site's files, then swap the folder in."""
+        listing = {"format": CHANGES_FORMAT, "base": self.previous_id or "",
+                   "site_id": site_id, "files": sorted(self._written)}
+        self.flush()
+        (self.path / CHANGES).write_text(json.dumps(listing, separators=(",", ":")) + "\n",
+                                         encoding="utf-8")
+        super().swap_in(site_id)
+
+    def _marker(self, site_id: str) -> bytes:
+        return _MARKER_TEXT + f"changes-to: {self.previous_id or 'nothing'}\n".encode()
+
+
+@dataclass(frozen=True)
+class Changes:
+    """A folder of changes as `desk build --changes-only` left it."""
+
+    base: str  # the site id they apply to ("" for none: the files are the whole site)
+    site_id: str
+    files: frozenset[str]  # every file of the whole site
+
+
+def changes_of(folder: Path) -> Changes | None:
+    """The changes a folder holds (None: it holds a whole site). Raises ValueError when
+    its list of files is unreadable."""
+    try:
+        text = (folder / CHANGES).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise ValueError(f"{folder / CHANGES}: {exc.strerror}") from None
+    try:
+        data = json.loads(text)
+        if data.get("format") != CHANGES_FORMAT:
+            raise ValueError("not a list of changes desk knows")
+        return Changes(str(data["base"]), str(data["site_id"]),
+                       frozenset(str(f) for f in data["files"]))
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise ValueError(f"{folder / CHANGES}: unreadable ({exc})") from None
 
 
 def remove_tree(path: Path) -> None:
@@ -425,8 +503,8 @@ def _link_files(root: Path, job: tuple[Path, tuple[str, ...]]) -> None:
             _link_or_copy(source, target)
         except FileNotFoundError:
             if not os.path.isfile(source):
-                raise WriteError(f"{source}: a file of the last build is missing; "
-                                 "build again") from None
+                raise LastSiteIncomplete(f"{source}: a file of the last build is "
+                                         "missing") from None
             os.makedirs(os.path.dirname(target), exist_ok=True)
             _link_or_copy(source, target)
 

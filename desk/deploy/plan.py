@@ -29,7 +29,7 @@ from typing import Any
 from desk.config import CacheControl
 from desk.deploy.headers import Headers, headers_for
 from desk.kinds import KINDS, Kind, kind_of
-from desk.writer import MARKER
+from desk.writer import CHANGES, MARKER
 
 MANIFEST = ".desk-deploy.json.gz"
 _FORMAT = "desk-deploy/1"
@@ -72,6 +72,7 @@ class Manifest:
 
     entries: dict[str, Entry] = field(default_factory=dict)
     replaced: dict[str, datetime] = field(default_factory=dict)
+    site_id: str = ""  # the site that deploy put up ("" when not known)
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,8 @@ class Plan:
     unchanged: tuple[tuple[LocalFile, Entry], ...]
     vouched: int  # objects whose manifest entry matched the listing
     kept: dict[str, datetime]  # replaced content-hashed files not deleted yet
+    # Files of the site that a folder of changes does not hold: left as they are.
+    carried: dict[str, Entry] = field(default_factory=dict)
 
     @property
     def upload_bytes(self) -> int:
@@ -102,7 +105,7 @@ def scan_site(site: Path, cache_control: CacheControl) -> list[LocalFile]:
         for name in names:
             source = Path(folder, name)
             path = source.relative_to(site).as_posix()
-            if path == MARKER:
+            if path in (MARKER, CHANGES):
                 continue
             data = source.read_bytes()
             kind = kind_of(path)
@@ -111,10 +114,19 @@ def scan_site(site: Path, cache_control: CacheControl) -> list[LocalFile]:
     return files
 
 
+class NotCarried(Exception):
+    """A folder of changes leaves out a file the bucket does not hold as it should."""
+
+
 def make_plan(files: list[LocalFile], listing: dict[str, Remote], manifest: Manifest,
-              now: datetime, keep_replaced: timedelta) -> Plan:
+              now: datetime, keep_replaced: timedelta,
+              site: frozenset[str] | None = None) -> Plan:
     """Upload what is missing or different, delete what the site no longer has (replaced
-    content-hashed files once they have been kept for keep_replaced)."""
+    content-hashed files once they have been kept for keep_replaced).
+
+    `site`: every file of the site, when `files` are only the changes to it; the others
+    must be in the bucket as the manifest recorded them, else NotCarried is raised.
+    """
     uploads: list[LocalFile] = []
     unchanged: list[tuple[LocalFile, Entry]] = []
     vouched = 0
@@ -139,6 +151,9 @@ def make_plan(files: list[LocalFile], listing: dict[str, Remote], manifest: Mani
     order = {kind: n for n, kind in enumerate(KINDS)}
     uploads.sort(key=lambda f: (order[f.kind], f.path))
     present = {f.path for f in files}
+    carried = _carried(site - present, listing, manifest) if site is not None else {}
+    vouched += len(carried)
+    present |= set(carried)
     deletes: list[str] = []
     kept: dict[str, datetime] = {}
     for path in sorted(p for p in listing if p not in present and p != MANIFEST):
@@ -147,7 +162,21 @@ def make_plan(files: list[LocalFile], listing: dict[str, Remote], manifest: Mani
             kept[path] = since
         else:
             deletes.append(path)
-    return Plan(tuple(uploads), tuple(deletes), tuple(unchanged), vouched, kept)
+    return Plan(tuple(uploads), tuple(deletes), tuple(unchanged), vouched, kept, carried)
+
+
+def _carried(absent: frozenset[str], listing: dict[str, Remote], manifest: Manifest
+             ) -> dict[str, Entry]:
+    """The manifest's entries of files left out of a folder of changes, each checked
+    against the listing (an object changed since that deploy cannot be vouched for)."""
+    carried: dict[str, Entry] = {}
+    for path in sorted(absent):
+        entry, remote = manifest.entries.get(path), listing.get(path)
+        if entry is None or remote is None or (entry.etag, entry.size) != (remote.etag,
+                                                                           remote.size):
+            raise NotCarried(path)
+        carried[path] = entry
+    return carried
 
 
 def encode_manifest(manifest: Manifest) -> bytes:
@@ -164,8 +193,9 @@ def encode_manifest(manifest: Manifest) -> bytes:
         files[path] = row
     headers = [None if h is None else [h.content_type, h.cache_control] for h in table]
     replaced = {p: manifest.replaced[p].isoformat() for p in sorted(manifest.replaced)}
-    text = json.dumps({"format": _FORMAT, "headers": headers, "files": files,
-                       "replaced": replaced}, separators=(",", ":"), ensure_ascii=False)
+    text = json.dumps({"format": _FORMAT, "site_id": manifest.site_id, "headers": headers,
+                       "files": files, "replaced": replaced}, separators=(",", ":"),
+                      ensure_ascii=False)
     return gzip.compress(text.encode("utf-8"), mtime=0)
 
 
@@ -183,6 +213,6 @@ def decode_manifest(data: bytes) -> Manifest:
                    for path, row in found["files"].items()}
         replaced = {str(path): datetime.fromisoformat(when)
                     for path, when in found.get("replaced", {}).items()}
-        return Manifest(entries, replaced)
+        return Manifest(entries, replaced, str(found.get("site_id", "")))
     except (OSError, EOFError, ValueError, TypeError, KeyError, IndexError, AttributeError):
         return Manifest()

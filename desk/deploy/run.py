@@ -22,6 +22,7 @@ from desk.deploy.plan import (
     Entry,
     LocalFile,
     Manifest,
+    NotCarried,
     Plan,
     Remote,
     decode_manifest,
@@ -31,6 +32,7 @@ from desk.deploy.plan import (
 )
 from desk.deploy.store import Bucket, StoreError
 from desk.kinds import KINDS
+from desk.writer import Changes, changes_of, site_id_of
 
 Say = Callable[[str], None]
 
@@ -41,6 +43,11 @@ class DeployError(Exception):
     def __init__(self, message: str, outcome: Outcome) -> None:
         super().__init__(message)
         self.outcome = outcome
+
+
+class ChangesRefused(DeployError):
+    """A folder of changes made against another site than the bucket holds: nothing was
+    done; build the whole site and deploy that."""
 
 
 @dataclass
@@ -60,7 +67,9 @@ class Outcome:
     @property
     def unchanged(self) -> int:
         """Objects left as they were."""
-        return len(self.planned.unchanged) if self.planned else 0
+        if self.planned is None:
+            return 0
+        return len(self.planned.unchanged) + len(self.planned.carried)
 
 
 def deploy(site: Path, bucket: Bucket, settings: DeployConfig, dry_run: bool = False,
@@ -72,14 +81,15 @@ def deploy(site: Path, bucket: Bucket, settings: DeployConfig, dry_run: bool = F
     outcome = Outcome(str(bucket.target), dry_run)
     try:
         files = scan_site(site, settings.cache_control)
-    except OSError as exc:
+        changes = changes_of(site)
+    except (OSError, ValueError) as exc:
         raise DeployError(f"cannot read the site: {exc}", outcome) from None
     try:
         listing = bucket.listing()
     except StoreError as exc:
         raise DeployError(f"cannot list {bucket.target}: {exc}", outcome) from None
-    plan = make_plan(files, listing, _manifest(bucket, listing, tell), datetime.now(UTC),
-                     timedelta(minutes=settings.keep_replaced_minutes))
+    manifest = _manifest(bucket, listing, tell)
+    plan = _plan(files, listing, manifest, changes, settings, outcome)
     outcome.planned = plan
     tell(f"{bucket.target}: {len(listing)} objects listed, {plan.vouched} vouched for by "
          f"the manifest; {len(plan.uploads)} to upload ({plan.upload_bytes:,} bytes), "
@@ -91,9 +101,32 @@ def deploy(site: Path, bucket: Bucket, settings: DeployConfig, dry_run: bool = F
             f"{settings.max_deletes} (--max-deletes, [tool.desk.deploy] max_deletes); nothing "
             "was uploaded or deleted. Check --to and --site, or raise the limit.", outcome)
     if not dry_run:
-        _carry_out(plan, site, bucket, outcome, threads, tell)
+        site_id = changes.site_id if changes is not None else site_id_of(site) or ""
+        _carry_out(plan, (site, site_id), bucket, outcome, threads, tell)
     outcome.seconds = time.perf_counter() - started
     return outcome
+
+
+def _plan(files: list[LocalFile], listing: dict[str, Remote], manifest: Manifest,
+          changes: Changes | None, settings: DeployConfig, outcome: Outcome) -> Plan:
+    """The plan; for a folder of changes, only when the bucket holds the site they change."""
+    keep = timedelta(minutes=settings.keep_replaced_minutes)
+    if changes is None or not changes.base:
+        # Changes to nothing are the whole site: every file of it was written.
+        return make_plan(files, listing, manifest, datetime.now(UTC), keep)
+    if changes.base != manifest.site_id:
+        raise ChangesRefused(
+            f"the folder holds changes to site {changes.base or '(none)'}, but the bucket "
+            f"holds site {manifest.site_id or '(unknown)'}; nothing was uploaded or deleted. "
+            "Build the whole site (desk build without --changes-only) and deploy it.",
+            outcome)
+    try:
+        return make_plan(files, listing, manifest, datetime.now(UTC), keep, changes.files)
+    except NotCarried as exc:
+        raise ChangesRefused(
+            f"the bucket does not hold /{exc} as the last deploy left it, and the folder of "
+            "changes lacks it; nothing was uploaded or deleted. Build the whole site (desk "
+            "build without --changes-only) and deploy it.", outcome) from None
 
 
 def _manifest(bucket: Bucket, listing: dict[str, Remote], tell: Say) -> Manifest:
@@ -108,14 +141,16 @@ def _manifest(bucket: Bucket, listing: dict[str, Remote], tell: Say) -> Manifest
     return decode_manifest(data) if data else Manifest()
 
 
-def _carry_out(plan: Plan, site: Path, bucket: Bucket, outcome: Outcome, threads: int,
-               tell: Say) -> None:
-    entries = {local.path: entry for local, entry in plan.unchanged}
+def _carry_out(plan: Plan, site: tuple[Path, str], bucket: Bucket, outcome: Outcome,
+               threads: int, tell: Say) -> None:
+    """Uploads kind by kind, deletions, then the manifest of `site` (its folder and id)."""
+    folder, site_id = site
+    entries = {local.path: entry for local, entry in plan.unchanged} | plan.carried
     with ThreadPoolExecutor(max_workers=threads) as pool:
         for kind in KINDS:
             batch = [f for f in plan.uploads if f.kind == kind]
             if batch:
-                entries |= _upload(batch, site, bucket, pool, outcome)
+                entries |= _upload(batch, folder, bucket, pool, outcome)
                 tell(f"  {kind}: {len(batch)} uploaded")
     if plan.deletes:
         try:
@@ -132,7 +167,7 @@ def _carry_out(plan: Plan, site: Path, bucket: Bucket, outcome: Outcome, threads
             raise DeployError(f"the store refused to delete {len(refused)} objects (first: "
                               f"{refused[0]}); the next deploy tries again", outcome)
     try:
-        bucket.write_manifest(encode_manifest(Manifest(entries, plan.kept)))
+        bucket.write_manifest(encode_manifest(Manifest(entries, plan.kept, site_id)))
     except StoreError as exc:
         raise DeployError(f"writing the deploy manifest failed: {exc}; the site is up, the "
                           "next deploy checks every object by its ETag", outcome) from None

@@ -1,0 +1,230 @@
+"""The hourly publish as a fresh CI runner runs it: a new checkout of the content and
+only what the publish workflow restores (the build cache; for GitHub Pages also the
+last site). Each path ends byte-equal to a build from nothing, or refuses to deploy.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+from conftest import Result, tree
+from storygen import make_story, write_story
+from test_deploy import BUCKET, MANIFEST, Server, Site, aws_env, live, run_deploy, s3
+
+from desk.writer import CHANGES
+
+__all__ = ["aws_env", "s3"]  # fixtures, used by name
+
+NOW = "2026-11-15T00:00:00Z"
+HISTORY = ".well-known/desk-urls.json"
+
+
+def fresh_runner(site: Site) -> None:
+    """What a new runner has of the last run: the build cache, no site, new file stats."""
+    shutil.rmtree(site.out, ignore_errors=True)
+    for leftover in site.out.parent.glob(".public.desk-*"):
+        shutil.rmtree(leftover)
+    checkout = site.content.with_name("checkout")
+    shutil.copytree(site.content, checkout)
+    shutil.rmtree(site.content)
+    checkout.rename(site.content)
+
+
+def hourly_changes(site: Site) -> None:
+    """An edited story, a removed one, a new one."""
+    edited = copy.deepcopy(site.stories[1])
+    edited["headline"] = "An edited headline for the hourly run"
+    write_story(site.content, edited)
+    site.story_file(2).unlink()
+    write_story(site.content, make_story(40, newsroom="science"))
+
+
+def changes_build(desk: Callable[..., Result], site: Site) -> Result:
+    return desk("build", "--content", str(site.content), "--out", str(site.out), "--now",
+                NOW, "--jobs", "1", "--cache-dir", str(site.cache), "--changes-only")
+
+
+def from_nothing(desk: Callable[..., Result], site: Site, tmp_path: Path,
+                 history: bytes | None = None) -> dict[str, bytes]:
+    """The site built from nothing (given the URL history the published site had)."""
+    out = tmp_path / "from-nothing"
+    given = tmp_path / "desk-urls.json"
+    if history is not None:
+        given.write_bytes(history)
+    result = desk("build", "--content", str(site.content), "--out", str(out), "--now", NOW,
+                  "--jobs", "1", "--no-cache",
+                  *(["--url-history", str(given)] if history is not None else []))
+    assert result.exit_code == 0, result.stderr
+    files = tree(out)
+    del files[".desk-site"]
+    return without_search(files)
+
+
+def without_search(files: dict[str, bytes]) -> dict[str, bytes]:
+    # TODO(search bundles): compare the search index too.
+    return {p: d for p, d in files.items() if not p.startswith("pagefind/")}
+
+
+def test_changes_only_deploy_ends_equal_to_a_build_from_nothing(
+        desk: Callable[..., Result], s3: Server, tmp_path: Path) -> None:
+    site = Site(desk, tmp_path, 8)
+    first = site.build()
+    assert run_deploy(desk, s3, site, "hourly")[0].exit_code == 0
+    fresh_runner(site)
+    hourly_changes(site)
+
+    result = changes_build(desk, site)
+    assert result.exit_code == 0, result.stderr
+    written = tree(site.out)
+    listing = json.loads(written.pop(CHANGES))
+    del written[".desk-site"]
+    expected = from_nothing(desk, site, tmp_path, first[HISTORY])
+    assert {p for p in listing["files"] if not p.startswith("pagefind/")} == set(expected)
+    # Only what changed was written: the untouched stories' pages were not.
+    untouched = site.story_folder(5)
+    assert not any(p.startswith(untouched) for p in written)
+    assert any(p.startswith(site.story_folder(1)) for p in written)
+    written = without_search(written)
+    assert {p: expected[p] for p in written} == written
+
+    result, report = run_deploy(desk, s3, site, "hourly")
+    assert result.exit_code == 0, result.stderr
+    assert report["uploaded"] <= len(written)
+    assert set(without_search(dict.fromkeys(report["planned"]["deletes"], b""))) == {
+        p for p in without_search(first) if p not in expected}
+    assert any(p.startswith(site.story_folder(2)) for p in report["planned"]["deletes"])
+    assert without_search(live(s3, "hourly", report)) == expected
+
+
+def test_changes_to_another_site_than_the_bucket_holds_are_refused(
+        desk: Callable[..., Result], s3: Server, tmp_path: Path) -> None:
+    site = Site(desk, tmp_path, 6)
+    history = site.build()[HISTORY]
+    assert run_deploy(desk, s3, site, "stale")[0].exit_code == 0
+    stale_cache = tmp_path / "stale-cache"
+    shutil.copytree(site.cache, stale_cache)
+    # A later run publishes a change, but its cache is lost (a failed save, eviction…).
+    hourly_changes(site)
+    site.build()
+    assert run_deploy(desk, s3, site, "stale")[0].exit_code == 0
+    before = {k: v for k, v in s3.client().list_objects_v2(
+        Bucket=BUCKET, Prefix="stale/").items() if k == "Contents"}
+    shutil.rmtree(site.cache)
+    stale_cache.rename(site.cache)
+    fresh_runner(site)
+    write_story(site.content, make_story(41, newsroom="science"))
+    assert changes_build(desk, site).exit_code == 0
+
+    result, report = run_deploy(desk, s3, site, "stale")
+    assert result.exit_code == 3, result.stderr
+    assert "Build the whole site" in report["error"]
+    after = {k: v for k, v in s3.client().list_objects_v2(
+        Bucket=BUCKET, Prefix="stale/").items() if k == "Contents"}
+    assert after == before  # nothing uploaded or deleted
+
+    # The workflow's fallback: the whole site, deployed as usual.
+    site.build()
+    result, report = run_deploy(desk, s3, site, "stale")
+    assert result.exit_code == 0, result.stderr
+    assert without_search(live(s3, "stale", report)) == from_nothing(desk, site, tmp_path,
+                                                                     history)
+
+
+def test_a_file_changed_in_the_bucket_behind_desk_s_back_refuses_changes(
+        desk: Callable[..., Result], s3: Server, tmp_path: Path) -> None:
+    site = Site(desk, tmp_path, 5)
+    site.build()
+    assert run_deploy(desk, s3, site, "tampered")[0].exit_code == 0
+    key = f"tampered/{site.story_folder(3)}index.html"
+    s3.client().put_object(Bucket=BUCKET, Key=key, Body=b"<p>not desk's</p>")
+    fresh_runner(site)
+    write_story(site.content, make_story(42, newsroom="science"))
+    assert changes_build(desk, site).exit_code == 0
+    result, report = run_deploy(desk, s3, site, "tampered")
+    assert result.exit_code == 3
+    assert site.story_folder(3) in report["error"]
+
+
+def test_changes_with_no_usable_cache_are_the_whole_site(
+        desk: Callable[..., Result], s3: Server, tmp_path: Path) -> None:
+    site = Site(desk, tmp_path, 5)
+    site.build()
+    assert run_deploy(desk, s3, site, "lost")[0].exit_code == 0
+    fresh_runner(site)
+    for state in site.cache.glob("*.json"):
+        state.write_bytes(b'{"version": 5, "site_id": "x", "units": {"/": [')  # cut short
+    hourly_changes(site)
+    assert changes_build(desk, site).exit_code == 0
+    written = tree(site.out)
+    assert json.loads(written.pop(CHANGES))["base"] == ""
+    del written[".desk-site"]
+    expected = from_nothing(desk, site, tmp_path)
+    assert without_search(written) == expected
+    result, report = run_deploy(desk, s3, site, "lost")
+    assert result.exit_code == 0, result.stderr
+    assert without_search(live(s3, "lost", report)) == expected
+
+
+def restore(site: Site, saved: Path) -> None:
+    """The Pages workflow's restore: the cache and the last site, from one saved copy."""
+    fresh_runner(site)
+    shutil.rmtree(site.cache)
+    shutil.copytree(saved / "cache", site.cache)
+    shutil.copytree(saved / "public", site.out)
+
+
+def save(site: Site, saved: Path) -> None:
+    shutil.rmtree(saved, ignore_errors=True)
+    shutil.copytree(site.cache, saved / "cache")
+    shutil.copytree(site.out, saved / "public")
+
+
+def test_restored_state_that_does_not_match_still_builds_right(
+        desk: Callable[..., Result], tmp_path: Path) -> None:
+    site = Site(desk, tmp_path, 8)
+    history = site.build()[HISTORY]
+    saved = tmp_path / "saved"
+    save(site, saved)
+
+    # From another commit: the content moved on since the state was saved.
+    restore(site, saved)
+    hourly_changes(site)
+    assert without_search(site.build()) == from_nothing(desk, site, tmp_path, history)
+
+    # A state file that is corrupt.
+    restore(site, saved)
+    for state in site.cache.glob("*.json"):
+        state.write_bytes(state.read_bytes()[: 1000])
+    assert without_search(site.build()) == from_nothing(desk, site, tmp_path)
+
+    # A site restored in part: files the state vouches for are missing.
+    restore(site, saved)
+    shutil.rmtree(site.out / site.story_folder(4))
+    (site.out / "index.json").unlink()
+    assert without_search(site.build()) == from_nothing(desk, site, tmp_path)
+    assert (site.out / site.story_folder(4) / "index.html").is_file()
+
+    # Made by other code: every key changes, so every unit is rendered again.
+    restore(site, saved)
+    for state in site.cache.glob("*.json"):
+        data = json.loads(state.read_bytes())
+        data["units"] = {k: ["another desk's key", *v[1:]] for k, v in data["units"].items()}
+        state.write_text(json.dumps(data))
+    assert without_search(site.build()) == from_nothing(desk, site, tmp_path)
+
+
+def test_a_manifest_records_the_site_it_deployed(
+        desk: Callable[..., Result], s3: Server, tmp_path: Path) -> None:
+    import gzip
+
+    site = Site(desk, tmp_path, 3)
+    site.build()
+    assert run_deploy(desk, s3, site, "id")[0].exit_code == 0
+    manifest = json.loads(gzip.decompress(s3.client().get_object(
+        Bucket=BUCKET, Key=f"id/{MANIFEST}")["Body"].read()))
+    marker = (site.out / ".desk-site").read_text()
+    assert f"site-id: {manifest['site_id']}" in marker
