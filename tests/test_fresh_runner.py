@@ -13,8 +13,9 @@ from pathlib import Path
 
 from conftest import Result, tree
 from storygen import make_story, write_story
-from test_deploy import BUCKET, MANIFEST, Server, Site, aws_env, live, run_deploy, s3
+from test_deploy import BUCKET, Server, Site, aws_env, live, run_deploy, s3
 
+from desk.deploy.plan import MANIFEST
 from desk.writer import CHANGES
 
 __all__ = ["aws_env", "s3"]  # fixtures, used by name
