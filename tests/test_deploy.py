@@ -426,6 +426,7 @@ def workflow(name: str) -> dict[Any, Any]:
 
 # The first major version of each action that runs on Node 24.
 NODE24 = {"actions/checkout": 5, "actions/setup-python": 6, "actions/cache": 5,
+          "actions/cache/restore": 5, "actions/cache/save": 5,
           "actions/upload-artifact": 6, "aws-actions/configure-aws-credentials": 6}
 
 

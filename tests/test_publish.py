@@ -37,6 +37,8 @@ CURRENT_ACTIONS = {
     "actions/setup-python": "v7",
     "actions/setup-java": "v5",
     "actions/cache": "v6",
+    "actions/cache/restore": "v6",
+    "actions/cache/save": "v6",
     "actions/upload-artifact": "v7",
     "actions/configure-pages": "v6",
     "actions/upload-pages-artifact": "v5",
