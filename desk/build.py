@@ -6,7 +6,9 @@ is no second path. Walking one story through:
 1. desk.inspection loads its file (desk.loader) and checks it (desk.checks) into a
    LoadedStory (a small summary), unless the cache knows the file unchanged;
 2. desk.catalog places it among the published, held, draft or withdrawn stories, by
-   newsroom and edition, with the URL history (desk.history) of moved stories;
+   newsroom and edition, with the URL history (desk.history) of moved stories (with
+   --hold-back, desk.holdback first holds back a story whose file fails its checks, its
+   last published version standing in for it);
 3. its key (desk.keys) is compared with the one its files were built under (desk.ledger);
    when they differ, desk.render.story renders its three files, here or in a forked
    worker (desk.parallel), and the writer (desk.writer, chosen by desk.target) stages
