@@ -99,6 +99,8 @@ def hold_back(inspection: Inspection, counted: Sequence[Finding], config: Config
     """Sort the inspected content into what publishes and what is held back (`counted`:
     the findings that count for this build; `history` and `out_dir`: the URLs published
     so far and the site they are in)."""
+    if not any(f.is_error for f in counted):
+        return HoldBack(inspection.content, tuple(counted))  # nothing to hold back
     files = set(inspection.story_files)
     held: dict[str, list[Finding]] = {
         path: [] for path in inspection.story_files
@@ -121,7 +123,7 @@ def hold_back(inspection: Inspection, counted: Sequence[Finding], config: Config
         for finding in blamed:
             held.setdefault(finding.path, []).append(finding)
     story_findings = [f for f in counted if f.path in files]
-    outcome = HoldBack(
+    return HoldBack(
         Content(tuple(sorted([*live, *(s.item for s in stand_ins.values())],
                              key=lambda s: s.path)),
                 inspection.drafts, inspection.withdrawals),
@@ -130,7 +132,6 @@ def hold_back(inspection: Inspection, counted: Sequence[Finding], config: Config
                         stand_ins[path].item.url_path if path in stand_ins else None,
                         notes[path]) for path, extra in sorted(held.items())),
         {s.item.url_path: s for s in stand_ins.values()})
-    return outcome
 
 
 def _counted(counted: Sequence[Finding], files: set[str], live: Sequence[LoadedStory],
