@@ -6,7 +6,9 @@ is no second path. Walking one story through:
 1. desk.inspection loads its file (desk.loader) and checks it (desk.checks) into a
    LoadedStory (a small summary), unless the cache knows the file unchanged;
 2. desk.catalog places it among the published, held, draft or withdrawn stories, by
-   newsroom and edition, with the URL history (desk.history) of moved stories;
+   newsroom and edition, with the URL history (desk.history) of moved stories (with
+   --hold-back, desk.holdback first holds back a story whose file fails its checks, its
+   last published version standing in for it);
 3. its key (desk.keys) is compared with the one its files were built under (desk.ledger);
    when they differ, desk.render.story renders its three files, here or in a forked
    worker (desk.parallel), and the writer (desk.writer, chosen by desk.target) stages
@@ -21,7 +23,7 @@ import gc
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import partial
@@ -36,6 +38,7 @@ from desk.catalog import Catalog, Clock, Notice, build_catalog
 from desk.config import Config
 from desk.findings import Finding, sort_findings
 from desk.history import Redirect, UrlHistory
+from desk.holdback import HeldStory, HoldBack, StandIn, hold_back, live_site, site_folder
 from desk.inspection import Inspection, inspect_content
 from desk.keys import KeyMaker, check_key, site_key
 from desk.ledger import Ledger
@@ -84,6 +87,7 @@ class BuildReport:
     redirects: tuple[Redirect, ...] = ()  # old URLs of moved stories
     withdrawn: tuple[Notice, ...] = ()  # withdrawals applied
     whole: bool = True  # False: the output folder holds only the changes (--changes-only)
+    held_back: tuple[HeldStory, ...] = ()  # story files that failed their checks
 
     @property
     def errors(self) -> tuple[Finding, ...]:
@@ -161,24 +165,30 @@ def _build(config: Config, clock: Clock, target: Target, cache: BuildCache,
     timer = Timer()
     inspection, findings, history = _inspect(config, clock, target, cache, workers.jobs)
     timer.lap("load")
-    if inspection is None or any(f.is_error for f in findings):
+    if inspection is None:
         return BuildReport(False, tuple(findings), timings=timer.timings)
-    catalog = build_catalog(inspection.content, config, clock, history)
+    sorted_out = _hold_back(inspection, findings, config, clock, history, target)
+    findings = list(sorted_out.findings)
+    held = sorted_out.held
+    if any(f.is_error for f in findings):
+        return BuildReport(False, _with_held(findings, held), timings=timer.timings)
+    catalog = build_catalog(sorted_out.content, config, clock, history)
     timer.lap("catalog")
     try:
         writer = open_writer(target, cache.state.spare, cache.state.site_id)
     except (WriteError, OSError) as exc:
         out = target.out_dir
         findings.insert(0, Finding(str(out), "", "output", str(exc).removeprefix(f"{out}: ")))
-        return BuildReport(False, tuple(findings), timings=timer.timings)
+        return BuildReport(False, _with_held(findings, held), timings=timer.timings)
     ledger = Ledger(cache.state.units_of(writer.previous_id), writer)
     try:
         assets = collect_assets(config.static_dir)
         ctx = replace(render_context(catalog, config, clock, cache.session, assets),
-                      parsed=inspection.parsed)
+                      parsed={**inspection.parsed, **sorted_out.parsed})
         keys = KeyMaker(site_key(config, (a.path for a in assets)),
                         cache.session.keys if cache.session is not None else None)
-        render_site(ctx, Plan(keys, ledger, writer), assets, cache.session, workers)
+        plan = Plan(keys, ledger, writer, sorted_out.stand_ins)
+        render_site(ctx, plan, assets, cache.session, workers)
         timer.lap("render")
         if config.search:
             findings += index_search(ledger, writer)
@@ -195,7 +205,8 @@ def _build(config: Config, clock: Clock, target: Target, cache: BuildCache,
             raise
         if isinstance(exc, WriteError | OSError):
             cache.forget()  # the next build starts afresh
-        return BuildReport(False, (failure, *findings), timings=timer.timings)
+        return BuildReport(False, _with_held([failure, *findings], held),
+                           timings=timer.timings)
     cache.state.advance(writer.previous_id, ledger.units, writer.loose_files(ledger.files()),
                         site_id)
     cache.state.history = catalog.history
@@ -204,7 +215,29 @@ def _build(config: Config, clock: Clock, target: Target, cache: BuildCache,
                        held=catalog.held, files=writer.files, bytes=writer.bytes,
                        timings=timer.timings, out_dir=target.out_dir, reused=ledger.reused,
                        skipped=catalog.skipped, redirects=catalog.redirects,
-                       withdrawn=catalog.notices, whole=not isinstance(target, ChangesOnly))
+                       withdrawn=catalog.notices, whole=not isinstance(target, ChangesOnly),
+                       held_back=held)
+
+
+def _hold_back(inspection: Inspection, findings: list[Finding], config: Config, clock: Clock,
+               history: UrlHistory, target: Target) -> HoldBack:
+    """What this build publishes: with `clock.hold_back`, every story but the held ones
+    (the last published pages of a held story read from the output folder, or from the
+    live site when the build writes only the changes); else all of the content, or
+    nothing when any finding is an error."""
+    if clock.hold_back:
+        published = ((live_site(config.base_url), config.base_url)
+                     if isinstance(target, ChangesOnly) else
+                     (site_folder(target.out_dir), str(target.out_dir)))
+        return hold_back(inspection, findings, config, history, published)
+    return HoldBack(inspection.content, tuple(findings))
+
+
+def _with_held(findings: list[Finding], held: tuple[HeldStory, ...]) -> tuple[Finding, ...]:
+    """A refused build's findings: the held stories' too, since nothing was published."""
+    if not held:
+        return tuple(findings)
+    return (*findings, *sort_findings(f for h in held for f in h.findings))
 
 
 def _inspect(config: Config, clock: Clock, target: Target, cache: BuildCache, jobs: int
@@ -233,11 +266,14 @@ class Workers:
 
 @dataclass(frozen=True)
 class Plan:
-    """How a build decides and writes: unit keys, the ledger of units, the writer."""
+    """How a build decides and writes: unit keys, the ledger of units, the writer, and
+    the last published versions that stand in for held stories (by URL path), whose
+    pages are kept as they are."""
 
     keys: KeyMaker
     ledger: Ledger
     writer: SiteWriter
+    stand_ins: Mapping[str, StandIn] = field(default_factory=dict)
 
     def write(self, units: Units) -> None:
         """Each unit kept when its key is unchanged, else rendered and written."""
@@ -285,6 +321,12 @@ def render_stories(ctx: RenderContext, plan: Plan, entries: dict[str, object],
     entries = dict(entries)
     todo: list[tuple[LoadedStory, str]] = []
     for item in ctx.catalog.published:
+        stand_in = plan.stand_ins.get(item.url_path)
+        if stand_in is not None and stand_in.item == item:
+            keys[item.url_path] = keep_stand_in(stand_in, ctx, plan)
+            digests[item.url_path] = stand_in.json_digest
+            markdown[item.url_path] = stand_in.markdown
+            continue
         key = keys[item.url_path] = plan.keys.key(
             (item.digest, story_page_inputs(item, ctx.catalog, ctx.config)), recurring=True)
         kept = plan.ledger.reuse(item.url_path, key)
@@ -307,6 +349,21 @@ def render_stories(ctx: RenderContext, plan: Plan, entries: dict[str, object],
         if record.entry is not None:
             entries[record.key] = record.entry
     return StoryResults(keys, digests, markdown, entries)
+
+
+def keep_stand_in(stand_in: StandIn, ctx: RenderContext, plan: Plan) -> str:
+    """Keep a held story's last published pages as they are; their unit's key (its pages'
+    bytes and what its feed entry depends on, so never a rendered page's key)."""
+    item = stand_in.item
+    key = plan.keys.key(("held", stand_in.digest,
+                         story_page_inputs(item, ctx.catalog, ctx.config)), recurring=True)
+    if not plan.ledger.hold(item.url_path, key, stand_in.files, stand_in.json_digest):
+        # No last site to keep them in (changes to nothing): write the bytes read from it.
+        outputs = [Output("/" + f, data) for f, data in zip(stand_in.files, stand_in.pages,
+                                                             strict=True)]
+        plan.writer.write(outputs)  # raises WriteError on two outputs for a file
+        plan.ledger.record(item.url_path, key, outputs, stand_in.json_digest)
+    return key
 
 
 def _render_todo(todo: list[tuple[LoadedStory, str]], render: RenderUnit, writer: SiteWriter,

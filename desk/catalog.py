@@ -119,12 +119,15 @@ def slices(items: Sequence[T], size: int, path_of: Callable[[int], str]) -> Iter
 
 @dataclass(frozen=True)
 class Clock:
-    """The build time, whether stories dated after it are published anyway, and whether
-    drafts are shown (desk serve, `desk build --drafts`)."""
+    """The build time, whether stories dated after it are published anyway, whether
+    drafts are shown (desk serve, `desk build --drafts`), and whether a story whose file
+    fails its checks is held back (desk.holdback) rather than refusing the build
+    (`desk build --hold-back`)."""
 
     now: datetime
     future: bool = False
     drafts: bool = False
+    hold_back: bool = False
 
     def publishes(self, when: datetime) -> bool:
         """True when a story published at `when` is out."""

@@ -1,7 +1,8 @@
 """The `desk` command: reads flags, makes a Config, calls build, check, serve or
 deploy; or makes a new site (init).
 
-Exit status: 0 ok, 1 content errors (or a deploy refused or failed), 2 usage errors.
+Exit status: 0 ok, 1 content errors (or a deploy refused or failed), 2 usage errors,
+3 built with stories held back (`desk build --hold-back`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 
 import click
 
+from desk.annotations import annotation
 from desk.budget import budget_data, measure, stories_per_day, worth_measuring
 from desk.build import BuildReport, build
 from desk.cache import BuildCache, remembered_history
@@ -34,6 +36,7 @@ from desk.config import (
 )
 from desk.findings import Finding
 from desk.history import UrlHistory, read_history_file
+from desk.holdback import HeldStory
 from desk.inspection import inspect_content
 from desk.linkcheck import check_links
 from desk.parallel import MAX_JOBS, default_jobs, fork_safe
@@ -43,6 +46,8 @@ from desk.serve import DevServer, ServeError
 from desk.target import ChangesOnly, FreshStaging, RecycledSpare, Target
 
 QUIET, NORMAL, VERBOSE = -1, 0, 1
+# `desk build --hold-back`'s exit status when it held back stories (the site was written).
+HELD_BACK = 3
 
 
 class IsoDatetime(click.ParamType):  # type: ignore[type-arg]
@@ -139,20 +144,35 @@ def main() -> None:
 @click.option("--changes-only", is_flag=True, help="Write only the files that changed since "
               "the site the build cache describes, and the list of every file, for `desk "
               "deploy` to a store that holds that site (a fresh CI runner restores the "
-              "cache, not the site).")
+              "cache, not the site). A held-back story's last pages are read from the live "
+              "site at the base URL.")
+@click.option("--render-all", is_flag=True, help="Render every page again, keeping none of "
+              "the last build's (the cache's inspections and URL history still count); with "
+              "--changes-only the changes are then the whole site.")
 @click.option("--no-search", is_flag=True, help="Skip the search index and page.")
 @click.option("--cache-dir", type=click.Path(path_type=Path, file_okay=False),
               help="Where builds remember their work (default: .desk-cache).")
 @click.option("--report", "report_file", type=click.Path(path_type=Path, dir_okay=False),
               help="Write a JSON publish report here (also when the build is refused).")
+@click.option("--hold-back", is_flag=True, help="Hold back each story whose file fails its "
+              "checks instead of refusing the build: one published before keeps its last "
+              "published pages, a new one appears nowhere, every other story is published. "
+              f"Exit status {HELD_BACK} when any was held back, after the site is written.")
 @config_option
 @verbosity_options
 def build_command(content: Path | None, out: Path | None, base_url: str | None,
                   now: datetime | None, future: bool, drafts: bool, url_history: Path | None,
-                  jobs: int | None, no_cache: bool, changes_only: bool,
+                  jobs: int | None, no_cache: bool, changes_only: bool, render_all: bool,
                   no_search: bool, cache_dir: Path | None, report_file: Path | None,
-                  config_file: Path | None, quiet: bool, verbose: bool) -> None:
-    """Build the site into the output folder, replacing it only when the build succeeds."""
+                  hold_back: bool, config_file: Path | None, quiet: bool,
+                  verbose: bool) -> None:
+    """Build the site into the output folder, replacing it only when the build succeeds.
+
+    \b
+    Exit status: 0 built; 1 refused (content errors; with --hold-back, only errors
+    about no single story: templates, settings, the content or output folder);
+    2 usage errors; 3 built, with stories held back (--hold-back).
+    """
     level = verbosity(quiet, verbose)
     config = make_config(config_file, level, content_dir=content, output_dir=out,
                          base_url=base_url, search=False if no_search else None,
@@ -166,11 +186,15 @@ def build_command(content: Path | None, out: Path | None, base_url: str | None,
     target: Target = (FreshStaging(out) if no_cache else
                       ChangesOnly(out) if changes_only else RecycledSpare(out))
     cache = BuildCache() if no_cache else BuildCache.saved_for(config.cache_dir, out)
+    if render_all:
+        cache.state.disown()
     cache.history = given_history(url_history)
     built_at = now or datetime.now(UTC)
-    report = build(config, Clock(built_at, future, drafts), target, cache, jobs, bar.update)
+    report = build(config, Clock(built_at, future, drafts, hold_back), target, cache, jobs,
+                   bar.update)
     bar.finish()
     echo_findings(report.findings if level > QUIET else report.errors)
+    echo_held_back(report.held_back)
     size = site_budget(report, built_at, report_file is not None)
     write_reports(report, report_file, size)
     if not report.ok:
@@ -185,6 +209,23 @@ def build_command(content: Path | None, out: Path | None, base_url: str | None,
         click.echo(size["warning"], err=True)
     if level >= VERBOSE:
         click.echo(details(report, jobs), err=True)
+    if report.held_back:
+        click.echo(f"{len(report.held_back)} story file(s) held back: the site was built "
+                   "without them; fix them and build again.", err=True)
+        sys.exit(HELD_BACK)
+
+
+def echo_held_back(held: tuple[HeldStory, ...]) -> None:
+    """Each held story with its findings on stderr; under GitHub Actions, an annotation
+    for each finding on stdout too."""
+    for story in held:
+        click.echo(f"Held back {story.path} ({story.note}):", err=True)
+        for finding in story.findings:
+            click.echo(f"  {finding.format(with_code=True)}", err=True)
+    if os.environ.get("GITHUB_ACTIONS") == "true":
+        for story in held:
+            for finding in story.findings:
+                click.echo(annotation(finding, "Story held back", f"held back: {story.note}"))
 
 
 def site_budget(report: BuildReport, now: datetime, wanted: bool) -> dict[str, Any] | None:

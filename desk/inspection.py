@@ -53,6 +53,10 @@ class Inspection:
     drafts: tuple[LoadedStory, ...] = ()
     draft_findings: tuple[Finding, ...] = ()
     withdrawals: tuple[LoadedWithdrawal, ...] = ()
+    # Every story file, valid or not, in path order, and each one's own inspection
+    # (nothing across stories): what a build that holds back bad stories sorts by file.
+    story_files: tuple[str, ...] = ()
+    own: Mapping[str, Inspected] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -90,7 +94,7 @@ def inspect_content(config: Config, cache: InspectionCache | None = None,
     withdrawals = _withdrawals(content, findings)
     findings += check_withdrawals(withdrawals, stories + drafts, history or UrlHistory())
     return Inspection(tuple(stories), tuple(sort_findings(findings)), parsed, tuple(drafts),
-                      tuple(sort_findings(draft_findings)), withdrawals)
+                      tuple(sort_findings(draft_findings)), withdrawals, tuple(paths), results)
 
 
 def _valid(paths: list[str], results: dict[str, Inspected],

@@ -41,6 +41,14 @@ class Ledger:
         self.reused += 1
         return old
 
+    def hold(self, unit: str, key: str, files: tuple[str, ...], json_digest: str) -> bool:
+        """Keep a held story's last published files under a key of their own (False when
+        the writer cannot: one of them is already staged)."""
+        if not self._keeper.keep(files, unit, key):
+            return False
+        self.record_files(unit, key, files, json_digest)
+        return True
+
     def record(self, unit: str, key: str, outputs: list[Output], json_digest: str = "") -> None:
         """Remember what was rendered for a unit."""
         self.record_files(unit, key, tuple(relative_file(o.path) for o in outputs),

@@ -1,5 +1,6 @@
-"""The publish report: what a build published, held and refused, the drafts it skipped,
-the moves it redirected and the withdrawals it applied, as JSON and Markdown."""
+"""The publish report: what a build published, held and refused, the story files it held
+back, the drafts it skipped, the moves it redirected and the withdrawals it applied, as
+JSON and Markdown."""
 
 from __future__ import annotations
 
@@ -31,6 +32,9 @@ def report_data(report: BuildReport, size: dict[str, Any] | None = None) -> dict
         "redirects": [{"id": r.id, "from": r.path, "to": r.target} for r in report.redirects],
         "withdrawn": [{"id": n.id, "url_path": n.path, "path": n.file, "reason": n.reason,
                        "withdrawn_at": isotime(n.withdrawn_at)} for n in report.withdrawn],
+        "held_back": [{"path": h.path, "kept": h.kept, "note": h.note,
+                       "findings": [f.as_dict() | {"line": f.format()} for f in h.findings]}
+                      for h in report.held_back],
         "refused": [f.as_dict() | {"line": f.format()} for f in report.errors],
         "warnings": [f.as_dict() | {"line": f.format()} for f in report.warnings],
         "timings": {stage: round(seconds, 3) for stage, seconds in report.timings.items()},
@@ -42,6 +46,9 @@ def report_data(report: BuildReport, size: dict[str, Any] | None = None) -> dict
 def report_markdown(data: dict[str, Any]) -> str:
     """The report as a Markdown summary (for GitHub's job summary)."""
     status = "published" if data["ok"] else "**refused**: nothing was published"
+    if data["ok"] and data["held_back"]:
+        status += (f", **{len(data['held_back'])} story file(s) held back**: they fail "
+                   "their checks")
     lines = [
         "## desk publish",
         "",
@@ -64,6 +71,7 @@ def report_markdown(data: dict[str, Any]) -> str:
         lines += ["Held for later:", ""]
         lines += [f"- `{h['url_path']}` at {h['published_at']}" for h in data["held"][:SHOWN]]
         lines.append("")
+    lines += held_back_lines(data["held_back"])
     lines += lifecycle_lines(data)
     if data["refused"]:
         lines += ["Errors:", ""]
@@ -98,6 +106,18 @@ def size_line(size: dict[str, Any]) -> str:
         line += (f" (reached around {size['limit_reached_on']} at {size['stories_per_day']} "
                  "stories a day)")
     return line + "."
+
+
+def held_back_lines(held: list[dict[str, Any]]) -> list[str]:
+    """The summary's list of held story files, each with its findings."""
+    if not held:
+        return []
+    lines = ["Held back (every other story was published; fix these files):", ""]
+    for item in held:
+        lines.append(f"- `{item['path']}`: {item['note']}")
+        lines += [f"  - `{f['line']}`" for f in item["findings"]]
+    lines.append("")
+    return lines
 
 
 def lifecycle_lines(data: dict[str, Any]) -> list[str]:

@@ -367,8 +367,9 @@ class ChangesStaging(Staging):
         self.previous_id = base or None
 
     def keep(self, files: tuple[str, ...], unit: str, key: str) -> bool:
-        """Count the unit's files as part of the site; nothing is written."""
-        if any(relative in self._written for relative in files):
+        """Count the unit's files as part of the site; nothing is written (False: changes
+        to nothing keep nothing, or a file is already staged)."""
+        if not self.previous_id or any(relative in self._written for relative in files):
             return False
         for relative in files:
             self.claim(relative)

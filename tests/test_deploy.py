@@ -443,7 +443,7 @@ def test_publish_s3_workflow_matches_publish_and_deploys() -> None:
         name, _, major = action.partition("@")
         assert name in NODE24 and int(major.lstrip("v")) >= NODE24[name], action
     runs = " ".join(step.get("run", "") for step in steps)
-    assert runs.index("desk check") < runs.index("desk build") < runs.index("desk deploy --to")
+    assert runs.index("desk build --hold-back") < runs.index("desk deploy --to")
     assert "secrets.AWS_SECRET_ACCESS_KEY" in json.dumps(s3flow)
     assert all("timeout-minutes" in job for job in s3flow["jobs"].values())
 

@@ -6,14 +6,18 @@ last site). Each path ends byte-equal to a build from nothing, or refuses to dep
 from __future__ import annotations
 
 import copy
+import functools
+import http.server
 import json
 import shutil
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import pytest
 from conftest import Result, tree
 from storygen import make_story, write_story
-from test_deploy import BUCKET, Server, Site, aws_env, live, run_deploy, s3
+from test_deploy import BUCKET, Server, Site, aws_env, live, run_deploy, s3, stored
 
 from desk.deploy.plan import MANIFEST
 from desk.writer import CHANGES
@@ -22,6 +26,7 @@ __all__ = ["aws_env", "s3"]  # fixtures, used by name
 
 NOW = "2026-11-15T00:00:00Z"
 HISTORY = ".well-known/desk-urls.json"
+PAGES = ("index.html", "index.md", "index.json")
 
 
 def fresh_runner(site: Site) -> None:
@@ -229,3 +234,61 @@ def test_a_manifest_records_the_site_it_deployed(
         Bucket=BUCKET, Key=f"id/{MANIFEST}")["Body"].read()))
     marker = (site.out / ".desk-site").read_text()
     assert f"site-id: {manifest['site_id']}" in marker
+
+
+@pytest.fixture
+def live_site(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    """The published site as readers get it: a folder served over HTTP on loopback."""
+    folder = tmp_path / "live"
+    folder.mkdir()
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(folder))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", folder
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_hold_back_on_a_fresh_runner_keeps_published_pages_from_the_live_site(
+        desk: Callable[..., Result], s3: Server, tmp_path: Path,
+        live_site: tuple[str, Path]) -> None:
+    base_url, served = live_site
+    site = Site(desk, tmp_path, 6)
+    common = ("--content", str(site.content), "--now", NOW, "--jobs", "1", "--cache-dir",
+              str(site.cache), "--base-url", base_url, "--no-search")
+    assert desk("build", "--out", str(site.out), *common).exit_code == 0
+    assert run_deploy(desk, s3, site, "held")[0].exit_code == 0
+    shutil.copytree(site.out, served, dirs_exist_ok=True)
+    published = site.story_folder(3)
+    before = {name: (served / published / name).read_bytes() for name in PAGES}
+
+    fresh_runner(site)
+    broken = copy.deepcopy(site.stories[3])
+    broken["headline"] = "A broken edit that must not go out"
+    broken["key_facts"][0]["cites"][0]["manifest_id"] = "9999999"
+    write_story(site.content, broken)
+    write_story(site.content, make_story(60, newsroom="science"))
+    broken_new = make_story(61, newsroom="science")
+    broken_new["key_facts"][0]["cites"][0]["manifest_id"] = "9999999"
+    write_story(site.content, broken_new)
+
+    for flags in ((), ("--render-all",)):  # the hourly run, then the workflow's fallback
+        shutil.rmtree(site.out, ignore_errors=True)
+        result = desk("build", "--out", str(site.out), *common, "--changes-only",
+                      "--hold-back", *flags)
+        assert result.exit_code == 3, result.stderr
+        assert "its last published pages stay at" in result.stdout + result.stderr, (
+            result.stdout + result.stderr)
+        listing = json.loads((site.out / CHANGES).read_text())
+        assert {published + name for name in PAGES} <= set(listing["files"])
+        assert not any("story-number-61" in f for f in listing["files"])
+        result, report = run_deploy(desk, s3, site, "held")
+        assert result.exit_code == 0, result.stderr
+        bucket = stored(s3, "held")
+        assert {name: bucket[published + name] for name in PAGES} == before
+        assert not any("story-number-61" in p or b"story-number-61" in data
+                       or b"A broken edit" in data for p, data in bucket.items())
+        assert any("story-number-60" in p for p in bucket)

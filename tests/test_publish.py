@@ -27,6 +27,9 @@ WORKFLOWS = REPO / ".github" / "workflows"
 STARTER_WORKFLOW = REPO / "desk" / "starter" / "publish.yml"
 ALL_WORKFLOWS = [*sorted(WORKFLOWS.glob("*.yml")), STARTER_WORKFLOW]
 PUBLISH_WORKFLOWS = [WORKFLOWS / "publish.yml", STARTER_WORKFLOW]
+# Every workflow that publishes: to Pages, to object storage, a new site's.
+ALL_PUBLISH_WORKFLOWS = [WORKFLOWS / "publish.yml", WORKFLOWS / "publish-s3.yml",
+                         STARTER_WORKFLOW]
 NOW = "2026-11-15T00:00:00Z"
 
 # The current major version of every action the workflows use: each runs on Node 24
@@ -172,7 +175,7 @@ def test_publish_workflow_schedule_triggers_permissions_concurrency(path: Path) 
     assert uses.index("actions/checkout") < uses.index("actions/upload-pages-artifact")
     assert "actions/cache" in uses and "actions/setup-python" in uses
     runs = " ".join(step.get("run", "") for step in build["steps"])
-    assert runs.index("desk check") < runs.index("desk build")
+    assert "desk check" not in runs  # the build holds back a bad story itself
     at_build = next(i for i, s in enumerate(build["steps"]) if "desk build" in s.get("run", ""))
     at_assemble = next(i for i, s in enumerate(build["steps"])
                        if s.get("name") == "Assemble the Pages artifact")
@@ -180,6 +183,64 @@ def test_publish_workflow_schedule_triggers_permissions_concurrency(path: Path) 
         "actions/upload-pages-artifact")
     assert all("timeout-minutes" in job for job in data["jobs"].values())
     assert data["jobs"]["deploy"]["steps"][0]["uses"].startswith("actions/deploy-pages@")
+
+
+def run_step(step: dict[str, Any], cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    """A workflow's run step as the runner runs it (bash -e), with this desk on PATH."""
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
+    return subprocess.run(["bash", "--noprofile", "--norc", "-e", "-c", step["run"]], cwd=cwd,
+                          env=os.environ | {"PATH": path} | env, capture_output=True,
+                          text=True)
+
+
+@pytest.mark.parametrize("path", ALL_PUBLISH_WORKFLOWS, ids=["pages", "s3", "starter"])
+def test_publish_holds_back_bad_stories_and_fails_the_run_after_the_deploy(
+        path: Path, tmp_path: Path) -> None:
+    jobs = workflow(path)["jobs"]
+    name, job = next((n, j) for n, j in jobs.items()
+                     if any(s.get("id") == "build" for s in j["steps"]))
+    build = next(s for s in job["steps"] if s.get("id") == "build")
+    assert "desk build --hold-back" in build["run"]
+    assert not any("desk check" in s.get("run", "") for s in steps(path))
+    # The run is failed by the last step, after the deploy, when stories were held back.
+    last = list(jobs.values())[-1]["steps"]
+    deploys = [i for i, s in enumerate(last) if s.get("uses", "").startswith(
+        "actions/deploy-pages@") or "desk deploy --to" in s.get("run", "")]
+    assert deploys and deploys[-1] < len(last) - 1
+    fail = last[-1]
+    if last is job["steps"]:
+        assert fail["if"] == "steps.build.outputs.held-back == 'true'"
+    else:
+        assert job["outputs"]["held-back"] == "${{ steps.build.outputs.held-back }}"
+        assert list(jobs.values())[-1]["needs"] == name
+        assert fail["if"] == "needs.build.outputs.held-back == 'true'"
+
+    # The build step as written, on a new site with a new story that fails its checks.
+    assert CliRunner().invoke(main, ["init", str(tmp_path / "site"), "--base-url",
+                                     "https://news.example.org"]).exit_code == 0
+    site = tmp_path / "site"
+    broken = make_story(40)
+    broken["key_facts"][0]["cites"][0]["manifest_id"] = "nowhere"
+    write_story(site / "content", broken)
+    write_story(site / "content", make_story(41))
+    output = tmp_path / "output"
+    env = {"BASE_URL": "https://news.example.org", "BUILD_NOW": NOW,
+           "GITHUB_OUTPUT": str(output), "GITHUB_ACTIONS": "true"}
+    result = run_step(build, site, **env)
+    assert result.returncode == 0, result.stderr
+    assert output.read_text() == "held-back=true\n"
+    assert "::error file=content/stories/2026-11-14/story-number-40.json," in result.stdout
+    assert (site / "public/stories/2026-11-14/story-number-41/index.html").is_file()
+    assert not (site / "public/stories/2026-11-14/story-number-40").exists()
+    assert json.loads((site / "publish-report.json").read_text())["held_back"]
+    result = run_step(fail, site)
+    assert result.returncode == 1 and result.stdout.startswith("::error title=")
+    # A template error stops the run at the build.
+    (site / "templates").mkdir()
+    (site / "templates" / "story.html").write_text("{% if %}\n")
+    output.unlink()
+    result = run_step(build, site, **env)
+    assert result.returncode == 1 and output.read_text() == "held-back=false\n"
 
 
 def test_ci_workflow_runs_make_test_on_pull_requests() -> None:
