@@ -248,8 +248,9 @@ def _inspect(config: Config, clock: Clock, target: Target, cache: BuildCache, jo
     history, problems = cache.recall_history(target.out_dir)
     if problems:
         return None, problems, history
-    inspection = inspect_content(config, InspectionCache(cache.state, check_key(config)),
-                                 jobs, history)
+    changed = cache.session.changed if cache.session is not None else None
+    inspection = inspect_content(
+        config, InspectionCache(cache.state, check_key(config), changed), jobs, history)
     counted = list(inspection.findings)
     if clock.drafts:
         counted = sort_findings([*counted, *inspection.draft_findings])

@@ -113,6 +113,9 @@ class Session:
     feed_entries: dict[str, Any] = field(default_factory=dict)  # by story key
     keys: KeyCache = field(default_factory=KeyCache)
     present: set[str] = field(default_factory=set)  # files of the live folder
+    # The files the watcher saw change since the last build (None: not known, so every
+    # file's stat is taken); the others are recalled without touching the disk.
+    changed: set[str] | None = None
 
 
 @dataclass
@@ -181,11 +184,22 @@ def file_stat(path: str) -> Stat | None:
 class InspectionCache:
     """The saved inspections of story files, as the loader asks for them."""
 
-    def __init__(self, state: SavedState, check_key: str) -> None:
+    def __init__(self, state: SavedState, check_key: str,
+                 changed: set[str] | None = None) -> None:
         self._state = state
+        self._changed = changed
         if state.check_key != check_key:
             state.inspected.clear()
             state.check_key = check_key
+            self._changed = None
+
+    def unchanged(self, path: str) -> Inspected | None:
+        """The inspection of a file known unchanged without a look at it (the caller
+        knows which files changed), if any."""
+        if self._changed is None or path in self._changed:
+            return None
+        known = self._state.inspected.get(path)
+        return (known.story, known.findings) if known is not None else None
 
     def recall(self, path: str, stat: Stat | None) -> Inspected | None:
         """The inspection of an unchanged file, if known."""

@@ -123,6 +123,10 @@ def _inspect_files(paths: list[str], config: Config, cache: InspectionCache | No
     results: dict[str, Inspected] = {}
     todo: list[tuple[str, tuple[int, int, int] | None]] = []
     for path in paths:
+        known = cache.unchanged(path) if cache is not None else None
+        if known is not None:
+            results[path] = known
+            continue
         stat = file_stat(path) if cache is not None else None
         recalled = cache.recall(path, stat) if cache is not None else None
         if recalled is None:

@@ -372,9 +372,10 @@ class DevServer:
         except ConfigError:
             paths = [self._project_file] if self._project_file else []
         try:
-            content: Path | None = self._load(self.base_url).content_dir.resolve()
+            shown_as: Path | None = self._load(self.base_url).content_dir
         except ConfigError:
-            content = None
+            shown_as = None
+        content = shown_as.resolve() if shown_as is not None else None
         # Timeouts yield empty batches: the first one says the watcher is in place.
         for changes in watchfiles.watch(*paths, debounce=400, step=30, stop_event=self._stop,
                                         raise_interrupt=False, rust_timeout=500,
@@ -388,6 +389,10 @@ class DevServer:
             reason = "changed " + ", ".join(names[:3]) + (" …" if len(names) > 3 else "")
             content_only = content is not None and all(
                 Path(path).resolve().is_relative_to(content) for _, path in changes)
+            # After a save to stories only, the other story files need no look.
+            self._session.changed = (
+                content_paths([path for _, path in changes], content, shown_as)
+                if content_only and content is not None and shown_as is not None else None)
             try:
                 self.rebuild(reason, content_only)
             except Exception as exc:  # noqa: BLE001 - nothing an editor saves may stop the server
@@ -415,6 +420,17 @@ class DevServer:
 
 class ServeError(Exception):
     """The server cannot start."""
+
+
+def content_paths(changed: list[str], content: Path, shown_as: Path) -> set[str]:
+    """The changed files as the content walk names them (below `shown_as`, the content
+    folder as configured, whose real path is `content`), and as the watcher did."""
+    named = set(changed)
+    for path in changed:
+        real = Path(path).resolve()
+        if real.is_relative_to(content):
+            named.add(str(shown_as / real.relative_to(content)))
+    return named
 
 
 def _shorten(path: str) -> str:

@@ -271,3 +271,20 @@ def test_in_place_rebuilds_equal_a_fresh_build(server: DevServer, tmp_path: Path
     (content / "stories/2026-11-14/story-number-5.json").write_text("{broken")
     assert not server.rebuild("test", content_only=True).ok
     assert tree(server.state.folder) == site  # a failed build touches nothing
+
+
+def test_changed_paths_are_named_as_the_content_walk_names_them(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    from desk.loader import STORIES, content_files
+    from desk.serve import content_paths
+
+    real = tmp_path / "real"
+    (real / "content" / "stories" / "2026-11-14").mkdir(parents=True)
+    story = real / "content" / "stories" / "2026-11-14" / "a.json"
+    story.write_text("{}", encoding="utf-8")
+    (tmp_path / "link").symlink_to(real)
+    monkeypatch.chdir(tmp_path / "link")
+    shown_as = Path("content")  # relative, through a symlinked working folder
+    walked = content_files(shown_as, STORIES, [])
+    named = content_paths([str(story)], shown_as.resolve(), shown_as)
+    assert walked and set(walked) <= named
