@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from desk import urls
 from desk.catalog import Catalog
 from desk.config import Config
 from desk.render.context import RenderContext, Unit, Units
@@ -15,7 +16,7 @@ from desk.render.feeds import feed_units
 from desk.render.lifecycle import history_units, notice_units, redirect_units
 from desk.render.llms import llms_units
 from desk.render.pages import PAGE_KINDS, PageKind
-from desk.render.sitemaps import render_sitemaps
+from desk.render.sitemaps import render_news_sitemap, render_sitemap
 
 REGISTRY: tuple[PageKind, ...] = (
     *PAGE_KINDS,
@@ -41,7 +42,11 @@ def site_units(ctx: RenderContext) -> Units:
     """Every unit of the site besides the stories, the sitemaps last."""
     for kind in REGISTRY:
         yield from kind.units(ctx)
-    yield Unit("/sitemap.xml", None, lambda: render_sitemaps(ctx, sitemap_pages(ctx)))
+    pages = sitemap_pages(ctx)
+    # Keyed by every page and its last modification: most builds change neither.
+    yield Unit(urls.SITEMAP, tuple(f"{path} {lastmod.isoformat()}" for path, lastmod in pages),
+               lambda: render_sitemap(ctx, pages))
+    yield Unit(urls.NEWS_SITEMAP, None, lambda: render_news_sitemap(ctx))  # on the clock
 
 
 def list_page_count(catalog: Catalog, config: Config) -> int:

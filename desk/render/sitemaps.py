@@ -25,6 +25,18 @@ def render_sitemaps(ctx: RenderContext, pages: list[tuple[str, datetime]],
                     max_urls: int = MAX_URLS) -> list[Output]:
     """sitemap.xml (or its index and parts) over `pages` (site path, last modification),
     and news-sitemap.xml."""
+    return render_sitemap(ctx, pages, max_urls) + render_news_sitemap(ctx)
+
+
+def render_news_sitemap(ctx: RenderContext) -> list[Output]:
+    """news-sitemap.xml."""
+    news = news_sitemap(ctx.catalog, ctx.config, ctx.now)
+    return [Output(urls.NEWS_SITEMAP, news.encode("utf-8"))]
+
+
+def render_sitemap(ctx: RenderContext, pages: list[tuple[str, datetime]],
+                   max_urls: int = MAX_URLS) -> list[Output]:
+    """sitemap.xml (or its index and parts) over `pages` (site path, last modification)."""
     config = ctx.config
     entries = [(urls.absolute(config, path), lastmod) for path, lastmod in pages]
     outputs = []
@@ -41,8 +53,6 @@ def render_sitemaps(ctx: RenderContext, pages: list[tuple[str, datetime]],
                          f"<lastmod>{isotime(newest)}</lastmod></sitemap>\n")
         index.append("</sitemapindex>\n")
         outputs.append(Output(urls.SITEMAP, "".join(index).encode("utf-8")))
-    news = news_sitemap(ctx.catalog, config, ctx.now)
-    outputs.append(Output(urls.NEWS_SITEMAP, news.encode("utf-8")))
     return outputs
 
 
