@@ -16,9 +16,11 @@ machine drift hits them alike:
   new and 10 edited stories, then the build. For object storage (publish-s3.yml) only the
   build cache is restored and `desk build --changes-only` writes what changed; for GitHub
   Pages (publish.yml) the last site comes back too and the whole site is written. The
-  figure is restore + build; memory is the largest process of either.
+  figure is restore + build, search index included; memory is the largest process of
+  either (Pagefind's included).
 
-desk builds without the search index (--no-search), as the others have none. Single figures
+desk builds without the search index (--no-search), as the others have none, except on
+the fresh runner, where it builds as the publish workflows do. Single figures
 drift by ±30% on shared machines: compare the ratios, which are measured in the same run.
 The table is printed and written, with the date and the machine, to bench/RESULTS.md
 (a --quick run only prints it, so it never replaces the full results).
@@ -579,7 +581,9 @@ def run_size(count: int, seed: dict[str, Any], tools: list[Tool], edits: int,
                   f"{peak:7.0f} MB", flush=True)
     desk = next((t for t in tools if t.name == "desk"), None)
     if desk is not None:
-        results["desk"]["bytes per story"] = (site_bytes(desk.root / "public") / count, 0.0)
+        per_story, parts = bytes_per_story(desk.root / "public", count)
+        results["desk"]["bytes per story"] = (per_story, 0.0)
+        print(f"  desk site: {per_story / 1000:.1f} KB per story ({parts})", flush=True)
         results["desk"].update(fresh_runner(desk, seed, count))
     if any(t.name == "desk" for t in tools) and edits:
         desk_root = next(t.root for t in tools if t.name == "desk")
@@ -602,9 +606,11 @@ def fresh_runner(tool: Tool, seed: dict[str, Any], count: int, rounds: int = 3
     over `rounds` hours, and the peak memory of the largest process."""
     root = tool.root
     results: dict[str, tuple[float, float]] = {}
+    # As the workflows build: with the search index.
+    searched = [arg for arg in tool.command if arg != "--no-search"]
     for phase, saved in FRESH_PATHS.items():
-        command = tool.command + (["--changes-only"] if phase == "fresh-s3" else [])
-        subprocess.run(tool.command, check=True, capture_output=True)  # the last run's build
+        command = searched + (["--changes-only"] if phase == "fresh-s3" else [])
+        subprocess.run(searched, check=True, capture_output=True)  # the last run's build
         timings, peaks = [], []
         for hour in range(rounds):
             archive = root.parent / f"{phase}.tar.zst"
@@ -635,9 +641,14 @@ def fresh_runner(tool: Tool, seed: dict[str, Any], count: int, rounds: int = 3
     return results
 
 
-def site_bytes(folder: Path) -> int:
-    """Bytes of every file below a folder."""
-    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+def bytes_per_story(folder: Path, count: int) -> tuple[float, str]:
+    """The built site's bytes per story, and per story by part (story HTML, JSON...)."""
+    from desk.budget import measure  # desk's own measure: the figure `--report` gives
+
+    size = measure(folder, count)
+    parts = ", ".join(f"{part} {total / count / 1000:.1f} KB"
+                      for part, total in sorted(size.parts.items(), key=lambda p: -p[1]))
+    return size.per_story, parts
 
 
 def ratio(ours: float, theirs: float) -> str:
