@@ -131,6 +131,19 @@ def search_key(story_keys: Iterable[tuple[str, str]]) -> str:
     return digest(*(f"{path}={key}" for path, key in sorted(story_keys)))
 
 
+def search_entry(url: str, story_digest: str) -> str:
+    """What names one version of a story at one URL in the search index (and on its
+    page): it changes when the story's file or URL does, never with desk's code, so the
+    sealed search bundles (desk.bundles) outlive upgrades."""
+    return digest("search-entry", url, story_digest)[:12]
+
+
+def sealed_bundle(entries: Iterable[str], engine: str) -> str:
+    """The name and key of a sealed search bundle: its entries and the indexer's
+    version, so the same stories indexed the same way get the same name."""
+    return "s-" + digest(engine, *sorted(entries))[:16]
+
+
 def site_id(unit_keys: Iterable[tuple[str, str]]) -> str:
     """A deterministic id of a built site (same input, same id)."""
     return digest(*(f"{unit}={key}" for unit, key in sorted(unit_keys)))
