@@ -82,11 +82,15 @@
     return li;
   }
 
+  // The count is exact once every result is shown; before, results not yet looked at
+  // may be stale entries.
   function say(search) {
     var count = search.results.length - search.dropped;
+    var done = search.next >= search.results.length;
+    var about = done || !search.stale.size ? "" : "About ";
     status.textContent = count === 0 ? "No stories found for “" + search.term + "”."
-      : (count === 1 ? "1 story" : count + " stories") + " found for “" + search.term + "”.";
-    more.hidden = search.next >= search.results.length;
+      : about + (count === 1 ? "1 story" : count + " stories") + " found for “" + search.term + "”.";
+    more.hidden = done;
   }
 
   // The next PAGE results in score order, without stale entries and repeated URLs.
