@@ -14,14 +14,14 @@ is no second path. Walking one story through:
    worker (desk.parallel), and the writer (desk.writer, chosen by desk.target) stages
    them;
 4. the pages around the stories (desk.render.site's registry) follow the same way;
-5. the staged site is swapped in whole and the cache (desk.cache) saved for next time.
+5. its page is indexed for search with the other new and edited ones (desk.search, in
+   bundles laid out by desk.bundles);
+6. the staged site is swapped in whole and the cache (desk.cache) saved for next time.
 """
 
 from __future__ import annotations
 
 import gc
-import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
@@ -59,6 +59,7 @@ from desk.render.site import list_page_count, site_units
 from desk.render.story import RenderedStory, Wanted, render_story_unit
 from desk.render.templates import make_environment, site_context, template_finding
 from desk.render.view import story_page_inputs
+from desk.search import index_search
 from desk.target import ChangesOnly, RecycledSpare, Target, open_writer
 from desk.writer import LastSiteIncomplete, SiteWriter, WriteError
 
@@ -190,8 +191,12 @@ def _build(config: Config, clock: Clock, target: Target, cache: BuildCache,
         plan = Plan(keys, ledger, writer, sorted_out.stand_ins)
         render_site(ctx, plan, assets, cache.session, workers)
         timer.lap("render")
+        sealed: dict[str, tuple[str, ...]] = {}
         if config.search:
-            findings += index_search(ledger, writer)
+            indexed = index_search(catalog.published, cache.state.search_of(writer.previous_id),
+                                   ledger, writer, config)
+            findings += indexed.findings
+            sealed = indexed.sealed
             timer.lap("search")
         site_id = ledger.site_id()
         writer.swap_in(site_id)
@@ -210,6 +215,7 @@ def _build(config: Config, clock: Clock, target: Target, cache: BuildCache,
     cache.state.advance(writer.previous_id, ledger.units, writer.loose_files(ledger.files()),
                         site_id)
     cache.state.history = catalog.history
+    cache.state.search = sealed
     cache.save()
     return BuildReport(ok=True, findings=tuple(findings), published=catalog.published,
                        held=catalog.held, files=writer.files, bytes=writer.bytes,
@@ -412,39 +418,6 @@ def _shares(todo: list[tuple[LoadedStory, str]], workers: int, ctx: RenderContex
     rest = todo[own:]
     size = -(-len(rest) // (workers - 1))
     return [todo[:own]] + [rest[i: i + size] for i in range(0, len(rest), size)]
-
-
-def index_search(ledger: Ledger, writer: SiteWriter) -> list[Finding]:
-    """The search index as one unit, keyed by every story page's key: kept while no story
-    page changed, else made anew by Pagefind over the staged site."""
-    key = ledger.search_key()
-    if ledger.reuse(urls.PAGEFIND, key) is not None:
-        return []
-    writer.flush()
-    writer.clear(urls.PAGEFIND)
-    findings = run_pagefind(writer.path, writer.out_dir)
-    folder = writer.path / urls.PAGEFIND.strip("/")
-    made = sorted(p for p in folder.rglob("*") if p.is_file()) if folder.is_dir() else []
-    if made and not findings:
-        files = tuple(p.relative_to(writer.path).as_posix() for p in made)
-        writer.adopt(files, sum(p.stat().st_size for p in made))
-        ledger.record_files(urls.PAGEFIND, key, files)
-    return findings
-
-
-def run_pagefind(site: Path, out: Path) -> list[Finding]:
-    """Run Pagefind over the staged site (story bodies carry data-pagefind-body)."""
-    try:
-        result = subprocess.run([sys.executable, "-m", "pagefind", "--site", str(site),
-                                 "--silent"], capture_output=True, text=True, timeout=600)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return [Finding(str(out), "", "search", f"search index not built: {exc}",
-                        severity="warning")]
-    if result.returncode != 0:
-        reason = (result.stderr or result.stdout).strip().splitlines()[-1:] or ["failed"]
-        return [Finding(str(out), "", "search", f"search index not built: {reason[0]}",
-                        severity="warning")]
-    return []
 
 
 def describe_failure(exc: BaseException, templates_dir: Path) -> Finding | None:

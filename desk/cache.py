@@ -10,6 +10,8 @@ Two parts, kept apart:
     with the key each was rendered under;
   - the spare: what the site before the current one holds, so the writer can recycle
     that folder as its next staging folder (see desk.writer);
+  - the sealed search bundles (desk.bundles): each one's entries as they were indexed,
+    which a build cannot learn from the site (what was sealed, and in which version);
   - the URL history (desk.history): every URL each story id was published at. Unlike
     the rest it is not a cache but the site's memory, which the site carries too (its
     desk-urls.json): `recall_history` says which copy a build starts from.
@@ -41,7 +43,7 @@ from desk.loader import LoadedStory, Summary
 from desk.urls import URL_HISTORY, relative_file
 from desk.writer import Spare, site_id_of
 
-CACHE_VERSION = 5
+CACHE_VERSION = 6
 # Saved states of output folders kept at most (the oldest go first).
 MAX_SAVED = 20
 
@@ -86,15 +88,22 @@ class SavedState:
     inspected: dict[str, FileRecord] = field(default_factory=dict)
     spare: Spare | None = None
     history: UrlHistory | None = None  # after the build that made the site `site_id`
+    # The sealed search bundles of the site `site_id`: name → entry tokens.
+    search: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def units_of(self, live_id: str | None) -> dict[str, UnitRecord]:
         """The units of the live site, if this state describes it (else none)."""
         return self.units if self.site_id and self.site_id == live_id else {}
 
+    def search_of(self, live_id: str | None) -> dict[str, tuple[str, ...]]:
+        """The sealed search bundles of the live site, if this state describes it."""
+        return self.search if self.site_id and self.site_id == live_id else {}
+
     def disown(self) -> None:
         """Forget the sites this state describes (their files cannot be trusted); keep
         the inspections and the URL history."""
         self.site_id, self.units, self.loose, self.spare = "", {}, (), None
+        self.search = {}
 
     def advance(self, live_id: str | None, units: dict[str, UnitRecord],
                 loose: tuple[str, ...], site_id: str) -> None:
@@ -231,6 +240,7 @@ def write_state(state: SavedState, path: Path) -> None:
         "inspected": {k: p.to_json() for k, p in state.inspected.items()},
         "loose": list(state.loose),
         "history": state.history.to_json() if state.history is not None else None,
+        "search": {name: " ".join(tokens) for name, tokens in state.search.items()},
         # The spare's units, as far as they differ from the current ones (most do not).
         "spare": {"site_id": spare.site_id, "loose": list(spare.loose),
                   "units": {k: [u.key, _files_to_json(k, u.files)]
@@ -261,9 +271,23 @@ def read_state(path: Path) -> SavedState:
                           loose=_files_from_json("/", data["loose"]),
                           check_key=str(data["check_key"]), inspected=inspected,
                           spare=_spare_from_json(data["spare"], units),
-                          history=None if history is None else history_from_json(history))
+                          history=None if history is None else history_from_json(history),
+                          search=_search_from_json(data["search"]))
     except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
         return SavedState()
+
+
+# A sealed search bundle's name, as desk.bundles makes them: it names a site folder.
+_SEALED_NAME = re.compile(r"s-[0-9a-f]{16}")
+
+
+def _search_from_json(data: Any) -> dict[str, tuple[str, ...]]:
+    sealed = {}
+    for name, tokens in data.items():
+        if _SEALED_NAME.fullmatch(name) is None:
+            raise ValueError(f"{name!r} is not a search bundle")
+        sealed[name] = tuple(tokens.split())
+    return sealed
 
 
 def _spare_from_json(spare: Any, units: dict[str, UnitRecord]) -> Spare | None:

@@ -57,6 +57,11 @@ class Config(BaseModel):
     edition_gap_hours: float = Field(default=24, gt=0)
     publication_name: str | None = None
     search: bool = True
+    # Pages per Pagefind run (its memory grows with them: about 0.35 MB a story page) and
+    # the new or edited stories indexed again every build before they are sealed (see
+    # desk.bundles). Neither changes any page.
+    search_bundle_pages: int = Field(default=1500, ge=1)
+    search_fresh_pages: int = Field(default=250, ge=0)
     reuse: dict[str, str] = Field(default_factory=dict)
 
     @model_validator(mode="before")

@@ -35,6 +35,8 @@ OUTPUT_LIBRARIES = ("jinja2", "markupsafe", "markdown-it-py", "mdurl", "pydantic
 
 # Settings that only say where things are, not what the pages show.
 _PLACES = {"output_dir", "content_dir", "cache_dir", "templates_dir", "static_dir"}
+# Settings of how the search index is split, which no page or finding shows.
+_SEARCH_LAYOUT = {"search_bundle_pages", "search_fresh_pages"}
 
 
 def digest(*parts: bytes | str) -> str:
@@ -75,13 +77,13 @@ def check_key(config: Config) -> str:
     """What every story file's findings depend on besides its own bytes."""
     # Findings name files by relative paths, which mean other files in another folder.
     return digest(code_fingerprint(), os.getcwd(),
-                  config.model_dump_json(exclude={"output_dir", "cache_dir"}))
+                  config.model_dump_json(exclude={"output_dir", "cache_dir", *_SEARCH_LAYOUT}))
 
 
 def site_key(config: Config, asset_paths: Iterable[str]) -> str:
     """What every rendered page depends on besides its own inputs."""
     return digest(code_fingerprint(), templates_fingerprint(config.templates_dir),
-                  *asset_paths, config.model_dump_json(exclude=_PLACES))
+                  *asset_paths, config.model_dump_json(exclude=_PLACES | _SEARCH_LAYOUT))
 
 
 def templates_fingerprint(site_templates: Path) -> str:
@@ -126,9 +128,17 @@ class KeyMaker:
         return found
 
 
-def search_key(story_keys: Iterable[tuple[str, str]]) -> str:
-    """What the search index depends on: every story page's key, by path."""
-    return digest(*(f"{path}={key}" for path, key in sorted(story_keys)))
+def search_entry(url: str, story_digest: str) -> str:
+    """What names one version of a story at one URL in the search index (and on its
+    page): it changes when the story's file or URL does, never with desk's code, so the
+    sealed search bundles (desk.bundles) outlive upgrades."""
+    return digest("search-entry", url, story_digest)[:12]
+
+
+def sealed_bundle(entries: Iterable[str], engine: str) -> str:
+    """The name and key of a sealed search bundle: its entries and the indexer's
+    version, so the same stories indexed the same way get the same name."""
+    return "s-" + digest(engine, *sorted(entries))[:16]
 
 
 def site_id(unit_keys: Iterable[tuple[str, str]]) -> str:

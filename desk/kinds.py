@@ -22,8 +22,8 @@ _STATIC = STATIC_PREFIX.strip("/") + "/"
 _STORIES = "stories/"
 _SEARCH = urls.PAGEFIND.strip("/") + "/"
 # Pagefind names the chunks of its index by their content hash; its entry files keep
-# their names and point at the chunks.
-_SEARCH_CHUNKS = ("fragment/", "index/", "filter/")
+# their names and point at the chunks. Each bundle of the index (desk.search) has its own.
+_SEARCH_CHUNKS = ("/fragment/", "/index/", "/filter/")
 _FEED_NAMES = frozenset({urls.FEED_RSS, urls.FEED_ATOM, urls.FEED_JSON})
 _ROOT_FEEDS = frozenset(p.strip("/") for p in (
     urls.SITEMAP, urls.NEWS_SITEMAP, urls.LLMS, urls.LLMS_FULL, urls.ROBOTS, urls.REUSE_JSON))
@@ -36,8 +36,8 @@ def kind_of(path: str) -> Kind:
     if path.startswith(_STORIES):
         return "story"
     if path.startswith(_SEARCH):
-        rest = path[len(_SEARCH):]
-        hashed = rest.startswith(_SEARCH_CHUNKS) or rest.endswith(".pf_meta")
+        rest = path[len(_SEARCH) - 1:]
+        hashed = any(chunk in rest for chunk in _SEARCH_CHUNKS) or rest.endswith(".pf_meta")
         return "asset" if hashed else "search"
     name = path.rpartition("/")[2]
     if path in _ROOT_FEEDS or name in _FEED_NAMES or _is_sitemap_part(path):

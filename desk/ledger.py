@@ -1,14 +1,13 @@
 """The ledger: per unit, keep last build's files when its key is unchanged, else render.
 
 A **unit** is what is rendered together and kept or replaced together: a story's three
-files, a list page and its index.json, a feed in its three formats, the search index.
+files, a list page and its index.json, a feed in its three formats, a search bundle.
 The ledger compares each unit's key with the key it was last rendered under and records
 what this build did; the writer does the keeping.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Protocol
 
 from desk import keys
@@ -31,6 +30,11 @@ class Ledger:
         self._keeper = keeper
         self.units: dict[str, UnitRecord] = {}
         self.reused = 0
+
+    def known(self, unit: str, key: str) -> bool:
+        """Whether the last build left this unit under this key."""
+        old = self._previous.get(unit)
+        return old is not None and old.key == key
 
     def reuse(self, unit: str, key: str) -> UnitRecord | None:
         """The previous record if the key matches and the writer kept its files."""
@@ -62,14 +66,6 @@ class Ledger:
     def files(self) -> set[str]:
         """Every file of every unit."""
         return {f for u in self.units.values() for f in u.files}
-
-    def story_keys(self) -> Iterator[tuple[str, str]]:
-        """(path, key) of every story unit."""
-        return ((k, u.key) for k, u in self.units.items() if k.startswith("/stories/"))
-
-    def search_key(self) -> str:
-        """What the search index depends on: every story page's key."""
-        return keys.search_key(self.story_keys())
 
     def site_id(self) -> str:
         """A deterministic id of what was built (same input, same id)."""

@@ -26,6 +26,8 @@ NEWS_SITEMAP = "/news-sitemap.xml"
 LLMS = "/llms.txt"
 SEARCH = "/search/"
 PAGEFIND = "/pagefind/"
+# The search bundles to merge (a list page: deployed after the bundles it names).
+SEARCH_BUNDLES = "/search/bundles.json"
 LLMS_FULL = "/llms-full.txt"
 FEED_RSS = "feed.xml"
 FEED_ATOM = "atom.xml"

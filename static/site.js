@@ -48,23 +48,4 @@
       }
     }
   });
-
-  // The search page: Pagefind's interface, starting from ?q= of the search box.
-  var box = document.getElementById("search");
-  if (box && window.PagefindUI) {
-    var ui = new window.PagefindUI({ element: "#search", bundlePath: box.dataset.bundle,
-                                     showSubResults: true, resetStyles: false });
-    // Pagefind's box has only a placeholder: give it a visible label.
-    var input = box.querySelector("input");
-    if (input) {
-      input.id = input.id || "search-input";
-      var label = document.createElement("label");
-      label.htmlFor = input.id;
-      label.className = "search-label";
-      label.textContent = "Search stories";
-      box.parentNode.insertBefore(label, box);
-    }
-    var query = new URLSearchParams(location.search).get("q");
-    if (query) ui.triggerSearch(query);
-  }
 })();

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from conftest import tree
+from searchindex import fragments, live_entries, without_search
 from storygen import REPO, make_corpus, make_story, write_story
 
 from desk.build import build
@@ -163,22 +164,33 @@ def test_config_edit_rebuilds_and_no_cache_leaves_no_memory(tmp_path: Path) -> N
     assert not (tmp_path / "cache").exists()
 
 
-def test_search_index_is_kept_until_a_story_changes(tmp_path: Path) -> None:
+def test_search_bundles_are_kept_until_their_stories_change(tmp_path: Path) -> None:
+    """Sealed bundles stay as they are; new stories go to the fresh bundle. How the index
+    is split depends on the history of builds, so an incremental build is compared with
+    one from nothing by everything but the index, and by what the index finds."""
     content = tmp_path / "content"
     make_corpus(content, 6)
+    limits = {"search_bundle_pages": 4, "search_fresh_pages": 2}
     config = load_config(REPO / "pyproject.toml", {"cache_dir": tmp_path / "cache",
                                                    "content_dir": content,
-                                                   "output_dir": tmp_path / "public"})
+                                                   "output_dir": tmp_path / "public", **limits})
     assert build(config, Clock(NOW)).ok
-    entry = config.output_dir / "pagefind" / "pagefind-entry.json"
-    inode = entry.stat().st_ino
+    entries = sorted(config.output_dir.glob("pagefind/s-*/pagefind-entry.json"))
+    assert len(entries) == 2 and not (config.output_dir / "pagefind/fresh").exists()
+    inodes = [entry.stat().st_ino for entry in entries]
     assert build(config, Clock(NOW)).ok
-    assert entry.stat().st_ino == inode  # linked, not indexed again
+    assert [entry.stat().st_ino for entry in entries] == inodes  # linked, not indexed again
     write_story(content, make_story(40, published_at=datetime(2026, 11, 10, 9, tzinfo=UTC),
                                     headline="Brand new"))
     assert build(config, Clock(NOW)).ok
-    assert entry.stat().st_ino != inode
-    assert tree(config.output_dir) == fresh(content, tmp_path, "fresh4", search=True)
+    assert [entry.stat().st_ino for entry in entries] == inodes
+    fresh_bundle = fragments(config.output_dir / "pagefind/fresh")
+    assert [page["meta"]["title"] for page in fresh_bundle] == ["Brand new"]
+    files = tree(config.output_dir)
+    reference = fresh(content, tmp_path, "fresh4", search=True, **limits)
+    assert without_search(files) == without_search(reference)
+    assert live_entries(config.output_dir) == live_entries(tmp_path / "fresh4")
+    assert len(live_entries(config.output_dir)) == 7
 
 
 def test_remembered_check_findings_follow_related_stories(tmp_path: Path) -> None:

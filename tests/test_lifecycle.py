@@ -3,7 +3,6 @@ moved stories redirecting from every old URL, withdrawn stories leaving a notice
 
 from __future__ import annotations
 
-import gzip
 import json
 import shutil
 import urllib.error
@@ -18,6 +17,7 @@ import feedparser
 import lxml.html
 from conftest import tree
 from lxml import etree
+from searchindex import searched_urls
 from storygen import REPO, make_story, write_draft, write_story, write_withdrawal
 
 from desk.build import build
@@ -109,15 +109,6 @@ def feed_entries(site: Path) -> dict[str, list[tuple[str, str]]]:
     items = json.loads((site / "feed.json").read_text())["items"]
     found["feed.json"] = [(item["id"], item["url"]) for item in items]
     return found
-
-
-def searched_urls(site: Path) -> set[str]:
-    """The URL of every page in the Pagefind index (its fragments are gzipped JSON)."""
-    urls = set()
-    for fragment in (site / "pagefind/fragment").glob("*.pf_fragment"):
-        data = gzip.decompress(fragment.read_bytes()).removeprefix(b"pagefind_dcd")
-        urls.add(json.loads(data)["url"])
-    return urls
 
 
 def test_a_draft_is_in_the_preview_and_nowhere_in_the_built_site(desk, tmp_path: Path) -> None:

@@ -79,7 +79,7 @@ def test_installed_desk_starts_checks_and_builds_a_complete_site(site: Path) -> 
                  "editions/index.html", "editions/2026-11-14T12/index.html", "feed.xml",
                  "atom.xml", "feed.json", "sitemap.xml", "news-sitemap.xml", "llms.txt",
                  "llms-full.txt", "terms/reuse/index.html", ".well-known/reuse.json",
-                 "search/index.html", "pagefind/pagefind.js", "404.html", "robots.txt",
+                 "search/index.html", "search/bundles.json", "404.html", "robots.txt",
                  "static/og-default.png"):
         assert (public / name).is_file(), name
     assert len(list((public / "static").glob("site.*.css"))) == 1
@@ -115,5 +115,6 @@ def test_one_template_override_changes_only_what_it_renders(site: Path, desk_bin
     changed = {name for name in before.keys() | after.keys()
                if before.get(name) != after.get(name)
                and not name.startswith("pagefind/") and name != ".desk-site"}
+    assert any(name.startswith("pagefind/fresh/") for name in after)
     assert changed == {STORY + "index.html"}
     assert b'<h1 class="ours">' in after[STORY + "index.html"]

@@ -80,7 +80,8 @@ def test_no_moderate_serious_or_critical_axe_results(browser, base_url: str, pat
     page = browser.new_page(color_scheme=scheme)
     page.goto(base_url + path)
     if path == "/search/":
-        page.wait_for_selector("#search input")  # Pagefind's interface is drawn by script
+        page.goto(base_url + path + "?q=fortyfold")  # with results on screen
+        page.wait_for_selector(".search-result")
     results = Axe().run(page)
     page.close()
     failing = [v for v in results.response["violations"] if v["impact"] in FAILING_IMPACTS]
@@ -97,7 +98,7 @@ def test_search_finds_the_seed_story(browser, base_url: str) -> None:
     page.goto(base_url + "/")
     page.fill("#site-search", "fortyfold")
     page.press("#site-search", "Enter")
-    result = page.locator(".pagefind-ui__result-link").first
+    result = page.locator(".search-result h2 a").first
     expect(result).to_contain_text("Throughput is the new model spec", timeout=15_000)
     assert result.get_attribute("href").rstrip("/").endswith(STORY.rstrip("/"))
     page.close()

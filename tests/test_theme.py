@@ -49,7 +49,8 @@ def test_site_static_files_win_by_name_and_desk_s_fill_the_rest(tmp_path: Path) 
     (site / "img" / "logo.svg").write_text("<svg/>")
     (site / ".hidden").write_text("no")
     assets = {a.name: a for a in collect_assets(site)}
-    assert set(assets) == {"site.css", "site.js", "og-default.png", "favicon.svg", "img/logo.svg"}
+    assert set(assets) == {"site.css", "site.js", "search.js", "og-default.png", "favicon.svg",
+                           "img/logo.svg"}
     assert assets["site.css"].source == site / "site.css"
     assert assets["site.js"].source == shipped("static") / "site.js"
     assert assets["og-default.png"].path == "/static/og-default.png"

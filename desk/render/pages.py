@@ -455,7 +455,7 @@ def reuse_sitemap(ctx: RenderContext) -> SitemapEntries:
 
 
 def search_units(ctx: RenderContext) -> Units:
-    """/search/: Pagefind's interface over the story index (when search is on)."""
+    """/search/: the search page over the story index (when search is on)."""
     if ctx.config.search:
         yield Unit(urls.SEARCH, None, lambda: search_page(ctx))
 
@@ -466,10 +466,7 @@ def search_page(ctx: RenderContext) -> list[Output]:
                     canonical=absolute(ctx, urls.SEARCH),
                     breadcrumbs=crumbs(ctx, ("Search", "")))
     html = ctx.env.get_template("search.html").render(
-        page=meta, site=ctx.site,
-        pagefind_css=href(ctx, urls.PAGEFIND + "pagefind-ui.css"),
-        pagefind_js=href(ctx, urls.PAGEFIND + "pagefind-ui.js"),
-        pagefind_path=href(ctx, urls.PAGEFIND))
+        page=meta, site=ctx.site, bundles_href=href(ctx, urls.SEARCH_BUNDLES))
     return [Output(urls.SEARCH, html.encode("utf-8"))]
 
 

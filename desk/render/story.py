@@ -8,6 +8,7 @@ from typing import Any
 
 from desk import urls
 from desk.config import Config
+from desk.keys import search_entry
 from desk.loader import LoadedStory
 from desk.models import Story
 from desk.render import Output
@@ -64,10 +65,11 @@ def story_meta(view: StoryView, config: Config) -> PageMeta:
 
 
 def render_story(story: Story, raw: dict[str, Any] | None, ctx: RenderContext,
-                 draft: bool = False) -> tuple[list[Output], StoryView]:
+                 draft: bool = False, search_entry: str = "") -> tuple[list[Output], StoryView]:
     """Render one story in all three formats (`raw`: the parsed input, for key order;
-    `draft`: a draft shown in the preview, marked as such)."""
-    view = story_view(story, ctx.catalog, ctx.config, ctx.prose, draft)
+    `draft`: a draft shown in the preview, marked as such; `search_entry`: what names
+    this version of it in the search index)."""
+    view = story_view(story, ctx.catalog, ctx.config, ctx.prose, draft, search_entry)
     meta = story_meta(view, ctx.config)
     html = ctx.env.get_template("story.html").render(view=view, page=meta, site=ctx.site)
     markdown = ctx.env.get_template("story.md.jinja").render(view=view, page=meta,
@@ -82,7 +84,8 @@ def render_story(story: Story, raw: dict[str, Any] | None, ctx: RenderContext,
 def render_story_unit(item: LoadedStory, key: str, ctx: RenderContext, wanted: Wanted
                       ) -> tuple[list[Output], RenderedStory]:
     """A story's files, read from its file, and the record the build keeps of them."""
-    outputs, view = render_story(*ctx.read(item), ctx, item.draft)
+    outputs, view = render_story(*ctx.read(item), ctx, item.draft,
+                                 search_entry(item.url_path, item.digest))
     path = item.url_path
     markdown = outputs[1].data if path in wanted.markdown else None
     entry = make_entry(view, ctx.env) if path in wanted.entries else None

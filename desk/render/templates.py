@@ -121,6 +121,7 @@ class SiteContext:
     reuse_json_href: str
     stylesheet: str
     script: str
+    search_script: str
     og_image: str
     favicon: str
     search_href: str
@@ -146,6 +147,7 @@ def site_context(config: Config, assets: dict[str, str]) -> SiteContext:
         reuse_json_href=href(urls.REUSE_JSON),
         stylesheet=assets.get("site.css", href("/static/site.css")),
         script=assets.get("site.js", ""),
+        search_script=assets.get("search.js", ""),
         og_image=urls.absolute(config, "/static/og-default.png"),
         favicon=assets.get("favicon.svg", ""),
         search_href=href(urls.SEARCH) if config.search else "",

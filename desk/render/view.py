@@ -126,6 +126,7 @@ class StoryView:
     modified_at: datetime
     entry_id: str  # in feeds, the same wherever the story moves
     draft: bool = False  # shown in the preview only, marked as a draft
+    search_entry: str = ""  # this version at this URL in the search index (desk.bundles)
 
     @property
     def has_decision_card(self) -> bool:
@@ -149,8 +150,9 @@ def number_sources(story: Story) -> dict[str, int]:
 
 
 def story_view(story: Story, catalog: Catalog, config: Config, prose: Prose,
-               draft: bool = False) -> StoryView:
-    """Compute the view of one story (`draft`: a draft shown in the preview)."""
+               draft: bool = False, search_entry: str = "") -> StoryView:
+    """Compute the view of one story (`draft`: a draft shown in the preview;
+    `search_entry`: what names this version of it in the search index)."""
     numbers = number_sources(story)
 
     manifests = {m.manifest_id: m for m in story.manifests}
@@ -200,6 +202,7 @@ def story_view(story: Story, catalog: Catalog, config: Config, prose: Prose,
         modified_at=story.modified_at,
         entry_id=urls.entry_id(config, story.id),
         draft=draft,
+        search_entry=search_entry,
     )
 
 
