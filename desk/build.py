@@ -59,7 +59,7 @@ from desk.render.site import list_page_count, site_units
 from desk.render.story import RenderedStory, Wanted, render_story_unit
 from desk.render.templates import make_environment, site_context, template_finding
 from desk.render.view import story_page_inputs
-from desk.search import index_search
+from desk.search import Indexed, Pages, index_search
 from desk.target import ChangesOnly, RecycledSpare, Target, open_writer
 from desk.writer import LastSiteIncomplete, SiteWriter, WriteError
 
@@ -193,8 +193,7 @@ def _build(config: Config, clock: Clock, target: Target, cache: BuildCache,
         timer.lap("render")
         sealed: dict[str, tuple[str, ...]] = {}
         if config.search:
-            indexed = index_search(catalog.published, cache.state.search_of(writer.previous_id),
-                                   ledger, writer, config)
+            indexed = _index_search(ctx, cache, ledger, writer)
             findings += indexed.findings
             sealed = indexed.sealed
             timer.lap("search")
@@ -223,6 +222,23 @@ def _build(config: Config, clock: Clock, target: Target, cache: BuildCache,
                        skipped=catalog.skipped, redirects=catalog.redirects,
                        withdrawn=catalog.notices, whole=not isinstance(target, ChangesOnly),
                        held_back=held)
+
+
+def _index_search(ctx: RenderContext, cache: BuildCache, ledger: Ledger, writer: SiteWriter
+                  ) -> Indexed:
+    """The search index of this build: pages from the staged site, the copies of the
+    fresh pages kept beside the saved state, or rendered again."""
+    published = ctx.catalog.published
+    by_url = {item.url_path: item for item in published}
+    nothing = Wanted(frozenset(), frozenset())
+
+    def render(url: str) -> bytes:
+        outputs, _ = render_story_unit(by_url[url], "", ctx, nothing)
+        return outputs[0].data
+
+    copies = cache.file.with_name(cache.file.stem + ".search") if cache.file else None
+    return index_search(published, cache.state.search_of(writer.previous_id), ledger, writer,
+                        ctx.config, Pages(writer.path, copies, render))
 
 
 def _hold_back(inspection: Inspection, findings: list[Finding], config: Config, clock: Clock,

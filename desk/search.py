@@ -16,7 +16,7 @@ import shutil
 import subprocess
 import sys
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib.metadata import PackageNotFoundError, version
@@ -53,6 +53,51 @@ class Indexed:
     findings: list[Finding] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class Pages:
+    """Where the story pages to index come from: the staged site when it holds them;
+    else (a build that writes only the changes) a copy kept in `copies` by entry token
+    (the fresh bundle's pages, which every such build indexes again); else `render`, the
+    story page rendered again from its URL path (a bundle sealed anew: at most one a
+    build, however heavy)."""
+
+    site: Path
+    copies: Path | None = None
+    render: Callable[[str], bytes] | None = None
+
+    def place(self, member: Member, target: Path) -> None:
+        """Put the member's page at `target` (a hard link where it can be)."""
+        relative = urls.relative_file(member.url)
+        for source in (self.site / relative,
+                       self.copies / f"{member.token}.html" if self.copies else None):
+            if source is not None and source.is_file():
+                try:
+                    os.link(source, target)
+                except OSError:
+                    shutil.copyfile(source, target)
+                return
+        if self.render is None:
+            raise FileNotFoundError(self.site / relative)
+        target.write_bytes(self.render(member.url))
+
+    def keep_copies(self, fresh: Sequence[Member]) -> None:
+        """Keep a copy of each fresh page for the next build, and no other."""
+        if self.copies is None:
+            return
+        self.copies.mkdir(parents=True, exist_ok=True)
+        wanted = {f"{m.token}.html": m for m in fresh}
+        for old in self.copies.iterdir():
+            if old.name not in wanted:
+                old.unlink()
+        for name, member in wanted.items():
+            copy = self.copies / name
+            if not copy.exists():
+                scratch = copy.with_name(name + ".tmp")
+                scratch.unlink(missing_ok=True)
+                self.place(member, scratch)
+                os.replace(scratch, copy)
+
+
 @lru_cache(maxsize=1)
 def engine() -> str:
     """The indexer and its version: bundles of another version are never merged."""
@@ -77,8 +122,10 @@ def members_of(published: Sequence[LoadedStory]) -> list[Member]:
 
 
 def index_search(published: Sequence[LoadedStory], previous: Sealed, ledger: Ledger,
-                 writer: SiteWriter, config: Config) -> Indexed:
-    """Lay out, index and keep the bundles of this build; write the manifest."""
+                 writer: SiteWriter, config: Config, pages: Pages | None = None) -> Indexed:
+    """Lay out, index and keep the bundles of this build; write the manifest (`pages`:
+    where the pages to index come from; default: the staged site)."""
+    pages = pages or Pages(writer.path)
     members = members_of(published)
     known = {n: t for n, t in previous.items() if ledger.known(unit_of(n), n)}
     layout = plan(members, known, Limits(config.search_bundle_pages, config.search_fresh_pages))
@@ -87,7 +134,7 @@ def index_search(published: Sequence[LoadedStory], previous: Sealed, ledger: Led
     merged: set[str] = set()
     for group in layout.seal:
         name = sealed_bundle((m.token for m in group), engine())
-        if _index(name, name, group, ledger, writer, done.findings):
+        if _index(name, name, group, (ledger, writer, pages), done.findings):
             done.sealed[name] = tuple(m.token for m in group)
             merged.update(layout.merged)
     for name, tokens in layout.kept.items():
@@ -97,7 +144,9 @@ def index_search(published: Sequence[LoadedStory], previous: Sealed, ledger: Led
         key = digest(engine(), *(f"{m.url}={ledger.units[m.url].key}" for m in layout.fresh
                                  if m.url in ledger.units))
         done.fresh = (ledger.reuse(unit_of(FRESH), key) is not None
-                      or _index(FRESH, key, layout.fresh, ledger, writer, done.findings))
+                      or _index(FRESH, key, layout.fresh, (ledger, writer, pages),
+                                done.findings))
+    pages.keep_copies(layout.fresh if done.fresh else ())
     writer.write([Output(urls.SEARCH_BUNDLES, manifest(done, members, config))])
     return done
 
@@ -111,17 +160,18 @@ def manifest(done: Indexed, members: Sequence[Member], config: Config) -> bytes:
                          "stale": stale_tokens(done.sealed, members)})
 
 
-def _index(name: str, key: str, group: Sequence[Member], ledger: Ledger, writer: SiteWriter,
-           findings: list[Finding]) -> bool:
+def _index(name: str, key: str, group: Sequence[Member],
+           using: tuple[Ledger, SiteWriter, Pages], findings: list[Finding]) -> bool:
     """Index one bundle into the staged site and record it (False, with a finding, when
     Pagefind failed: the site is published without it)."""
+    ledger, writer, pages = using
     unit = unit_of(name)
     writer.clear(unit)
     target = writer.path / urls.relative_file(unit).rpartition("/")[0]
     out = writer.out_dir
     scratch = out.parent / f"{staging_prefix(out)}search-{uuid.uuid4().hex[:12]}"
     try:
-        _link_pages(scratch, writer.path, group)
+        _link_pages(scratch, pages, group)
         problem = run_pagefind(scratch, target)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
@@ -137,18 +187,14 @@ def _index(name: str, key: str, group: Sequence[Member], ledger: Ledger, writer:
     return True
 
 
-def _link_pages(scratch: Path, site: Path, group: Sequence[Member]) -> None:
-    """A folder of hard links (copies where links cannot be made) to the story pages."""
+def _link_pages(scratch: Path, pages: Pages, group: Sequence[Member]) -> None:
+    """A folder of the story pages at their site paths (hard links where they can be)."""
     scratch.mkdir()
     (scratch / MARKER).write_bytes(b"desk search scratch folder; desk may remove it.\n")
     for member in group:
-        relative = urls.relative_file(member.url)
-        target = scratch / relative
+        target = scratch / urls.relative_file(member.url)
         target.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            os.link(site / relative, target)
-        except OSError:
-            shutil.copyfile(site / relative, target)
+        pages.place(member, target)
 
 
 def run_pagefind(site: Path, output: Path) -> str | None:

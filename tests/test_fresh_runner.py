@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from conftest import Result, tree
+from searchindex import live_entries, without_search
 from storygen import make_story, write_story
 from test_deploy import BUCKET, Server, Site, aws_env, live, run_deploy, s3, stored
 
@@ -27,6 +28,14 @@ __all__ = ["aws_env", "s3"]  # fixtures, used by name
 NOW = "2026-11-15T00:00:00Z"
 HISTORY = ".well-known/desk-urls.json"
 PAGES = ("index.html", "index.md", "index.json")
+
+
+def folder_of(files: dict[str, bytes], folder: Path) -> Path:
+    """Files written out as a folder (what the bucket serves, to read its index)."""
+    for name, data in files.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_bytes(data)
+    return folder
 
 
 def fresh_runner(site: Site) -> None:
@@ -65,14 +74,7 @@ def from_nothing(desk: Callable[..., Result], site: Site, tmp_path: Path,
                   "--jobs", "1", "--no-cache",
                   *(["--url-history", str(given)] if history is not None else []))
     assert result.exit_code == 0, result.stderr
-    files = tree(out)
-    del files[".desk-site"]
-    return without_search(files)
-
-
-def without_search(files: dict[str, bytes]) -> dict[str, bytes]:
-    # TODO(search bundles): compare the search index too.
-    return {p: d for p, d in files.items() if not p.startswith("pagefind/")}
+    return without_search(tree(out))
 
 
 def test_changes_only_deploy_ends_equal_to_a_build_from_nothing(
@@ -87,9 +89,8 @@ def test_changes_only_deploy_ends_equal_to_a_build_from_nothing(
     assert result.exit_code == 0, result.stderr
     written = tree(site.out)
     listing = json.loads(written.pop(CHANGES))
-    del written[".desk-site"]
     expected = from_nothing(desk, site, tmp_path, first[HISTORY])
-    assert {p for p in listing["files"] if not p.startswith("pagefind/")} == set(expected)
+    assert set(without_search(dict.fromkeys(listing["files"], b""))) == set(expected)
     # Only what changed was written: the untouched stories' pages were not.
     untouched = site.story_folder(5)
     assert not any(p.startswith(untouched) for p in written)
@@ -103,7 +104,11 @@ def test_changes_only_deploy_ends_equal_to_a_build_from_nothing(
     assert set(without_search(dict.fromkeys(report["planned"]["deletes"], b""))) == {
         p for p in without_search(first) if p not in expected}
     assert any(p.startswith(site.story_folder(2)) for p in report["planned"]["deletes"])
-    assert without_search(live(s3, "hourly", report)) == expected
+    served = live(s3, "hourly", report)
+    assert without_search(served) == expected
+    # The search index: laid out by the history of builds, finding the same.
+    assert live_entries(folder_of(served, tmp_path / "served")) == live_entries(
+        tmp_path / "from-nothing")
 
 
 def test_changes_to_another_site_than_the_bucket_holds_are_refused(
@@ -167,7 +172,6 @@ def test_changes_with_no_usable_cache_are_the_whole_site(
     assert changes_build(desk, site).exit_code == 0
     written = tree(site.out)
     assert json.loads(written.pop(CHANGES))["base"] == ""
-    del written[".desk-site"]
     expected = from_nothing(desk, site, tmp_path)
     assert without_search(written) == expected
     result, report = run_deploy(desk, s3, site, "lost")

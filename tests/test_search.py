@@ -7,6 +7,8 @@ split into several sealed bundles as a large site's would be.
 from __future__ import annotations
 
 import functools
+import json
+import shutil
 import http.server
 import threading
 from collections.abc import Iterator
@@ -198,3 +200,50 @@ def test_without_the_saved_state_the_index_is_made_anew_from_the_stories(
     reference = config_for(tmp_path, "reference")
     assert build(reference, Clock(NOW), cache=BuildCache()).ok
     assert tree(config.output_dir) == tree(reference.output_dir)
+
+
+def test_changes_only_builds_index_what_a_fresh_runner_lacks(tmp_path: Path) -> None:
+    """On a fresh runner the site is not on disk: the fresh bundle comes from the copies
+    kept with the build cache, and a bundle sealed anew from pages rendered again; the
+    site the changes make finds what a build from nothing finds."""
+    from desk.target import ChangesOnly
+    from desk.writer import CHANGES, MARKER
+
+    content = tmp_path / "content"
+    write_corpus(content)
+    config = config_for(tmp_path)
+    clock = Clock(NOW)
+    assert build(config, clock, jobs=1).ok
+    for n, days in ((40, 5), (41, 4)):
+        write_story(content, make_story(n, published_at=NOW - timedelta(days=days)))
+    assert build(config, clock, jobs=1).ok
+    assert list((tmp_path / "cache").glob("*.search/*.html"))  # the fresh pages' copies
+    served = tmp_path / "served"  # what the store holds: the last whole site
+    config.output_dir.rename(served)
+    for spare in tmp_path.glob(".public.desk-*"):
+        shutil.rmtree(spare)
+
+    made: set[str] = set()
+    for change in (lambda: hourly_change(content), lambda: write_story(
+            content, make_story(42, published_at=NOW - timedelta(days=1)))):
+        change()
+        report = build(config, clock, ChangesOnly(config.output_dir), jobs=1)
+        assert report.ok, report.findings
+        changes = tree(config.output_dir)
+        listing = set(json.loads(changes.pop(CHANGES))["files"])
+        changes.pop(MARKER)
+        site = {**{k: v for k, v in tree(served).items() if k in listing}, **changes}
+        assert set(site) == listing
+        made |= {name.split("/")[1] for name in changes if name.startswith("pagefind/s-")}
+        shutil.rmtree(served)
+        for name, data in site.items():
+            (served / name).parent.mkdir(parents=True, exist_ok=True)
+            (served / name).write_bytes(data)
+
+        nothing = config_for(tmp_path, "from-nothing")
+        assert build(nothing, clock, cache=BuildCache(), jobs=1).ok
+        assert live_entries(served) == live_entries(tmp_path / "from-nothing")
+        assert without_search(tree(served)) == without_search(tree(tmp_path / "from-nothing"))
+    # Bundles were sealed anew: the fresh stories, then a stale one from pages rendered
+    # again (this build rendered none of its stories).
+    assert len(made) >= 2
