@@ -7,9 +7,9 @@ split into several sealed bundles as a large site's would be.
 from __future__ import annotations
 
 import functools
+import http.server
 import json
 import shutil
-import http.server
 import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
