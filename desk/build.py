@@ -191,12 +191,11 @@ def _build(config: Config, clock: Clock, target: Target, cache: BuildCache,
         plan = Plan(keys, ledger, writer, sorted_out.stand_ins)
         render_site(ctx, plan, assets, cache.session, workers)
         timer.lap("render")
-        sealed: dict[str, tuple[str, ...]] = {}
+        indexed = Indexed()
         if config.search:
             indexed = _index_search(ctx, cache, ledger, writer)
-            findings += indexed.findings
-            sealed = indexed.sealed
             timer.lap("search")
+        findings += indexed.findings
         site_id = ledger.site_id()
         writer.swap_in(site_id)
         timer.lap("write")
@@ -214,7 +213,7 @@ def _build(config: Config, clock: Clock, target: Target, cache: BuildCache,
     cache.state.advance(writer.previous_id, ledger.units, writer.loose_files(ledger.files()),
                         site_id)
     cache.state.history = catalog.history
-    cache.state.search = sealed
+    cache.state.search = indexed.sealed
     cache.save()
     return BuildReport(ok=True, findings=tuple(findings), published=catalog.published,
                        held=catalog.held, files=writer.files, bytes=writer.bytes,
