@@ -91,13 +91,17 @@ class SavedState:
     # The sealed search bundles of the site `site_id`: name → entry tokens.
     search: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
+    def describes(self, live_id: str | None) -> bool:
+        """True when this state is of the live site (`live_id`: its id)."""
+        return bool(self.site_id) and self.site_id == live_id
+
     def units_of(self, live_id: str | None) -> dict[str, UnitRecord]:
         """The units of the live site, if this state describes it (else none)."""
-        return self.units if self.site_id and self.site_id == live_id else {}
+        return self.units if self.describes(live_id) else {}
 
     def search_of(self, live_id: str | None) -> dict[str, tuple[str, ...]]:
         """The sealed search bundles of the live site, if this state describes it."""
-        return self.search if self.site_id and self.site_id == live_id else {}
+        return self.search if self.describes(live_id) else {}
 
     def disown(self) -> None:
         """Forget the sites this state describes (their files cannot be trusted); keep
@@ -108,7 +112,7 @@ class SavedState:
     def advance(self, live_id: str | None, units: dict[str, UnitRecord],
                 loose: tuple[str, ...], site_id: str) -> None:
         """Describe the site just swapped in; the one it replaced becomes the spare."""
-        known = bool(self.site_id) and self.site_id == live_id
+        known = self.describes(live_id)
         self.spare = Spare(self.site_id, dict(self.units), self.loose) if known else None
         self.units, self.loose = units, loose
         self.site_id = site_id

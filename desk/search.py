@@ -32,7 +32,7 @@ from desk.keys import digest, sealed_bundle, search_entry
 from desk.ledger import Ledger
 from desk.loader import LoadedStory
 from desk.render import Output
-from desk.writer import MARKER, SiteWriter, staging_prefix
+from desk.writer import MARKER, SiteWriter, link_or_copy, staging_prefix
 
 # Bump when what desk gives Pagefind changes in a way old bundles should not be kept.
 FORMAT = "desk-search/1"
@@ -71,10 +71,7 @@ class Pages:
         for source in (self.site / relative,
                        self.copies / f"{member.token}.html" if self.copies else None):
             if source is not None and source.is_file():
-                try:
-                    os.link(source, target)
-                except OSError:
-                    shutil.copyfile(source, target)
+                link_or_copy(source, target)
                 return
         if self.render is None:
             raise FileNotFoundError(self.site / relative)

@@ -278,16 +278,22 @@ class Staging:
         False (nothing done) when a file is already staged. Staged files are never written
         in place, so a link can never change the live site.
         """
-        if any(relative in self._written for relative in files):
+        if not self._count_kept(files):
             return False
-        for relative in files:
-            self.claim(relative)
-        self.files += len(files)
         if self._spare is not None and unit:
             kept = self._spare.units.get(unit)
             if kept is not None and kept.key == key and kept.files == files:
                 return True
         self._pool.link_all(files, self.out_dir)
+        return True
+
+    def _count_kept(self, files: tuple[str, ...]) -> bool:
+        """Count a kept unit's files as staged (False, nothing counted: one already is)."""
+        if any(relative in self._written for relative in files):
+            return False
+        for relative in files:
+            self.claim(relative)
+        self.files += len(files)
         return True
 
     def copy(self, source: Path, path: str) -> None:
@@ -369,12 +375,7 @@ class ChangesStaging(Staging):
     def keep(self, files: tuple[str, ...], unit: str, key: str) -> bool:
         """Count the unit's files as part of the site; nothing is written (False: changes
         to nothing keep nothing, or a file is already staged)."""
-        if not self.previous_id or any(relative in self._written for relative in files):
-            return False
-        for relative in files:
-            self.claim(relative)
-        self.files += len(files)
-        return True
+        return bool(self.previous_id) and self._count_kept(files)
 
     def swap_in(self, site_id: str) -> None:
         """Write the list of the whole site's files, then swap the folder in."""
@@ -501,16 +502,17 @@ def _link_files(root: Path, job: tuple[Path, tuple[str, ...]]) -> None:
         source = os.path.join(source_root, relative)
         target = os.path.join(root, relative)
         try:
-            _link_or_copy(source, target)
+            link_or_copy(source, target)
         except FileNotFoundError:
             if not os.path.isfile(source):
                 raise LastSiteIncomplete(f"{source}: a file of the last build is "
                                          "missing") from None
             os.makedirs(os.path.dirname(target), exist_ok=True)
-            _link_or_copy(source, target)
+            link_or_copy(source, target)
 
 
-def _link_or_copy(source: str, target: str) -> None:
+def link_or_copy(source: str | Path, target: str | Path) -> None:
+    """Hard-link a file, or copy it on a file system that cannot link it there."""
     try:
         os.link(source, target)
     except OSError as exc:

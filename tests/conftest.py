@@ -47,6 +47,14 @@ def content(tmp_path: Path) -> Path:
     return folder
 
 
+def write_tree(files: dict[str, bytes], folder: Path) -> Path:
+    """Files (as `tree` gives them) written out below a folder; the folder."""
+    for name, data in files.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_bytes(data)
+    return folder
+
+
 def tree(folder: Path) -> dict[str, bytes]:
     """Every file below folder with its bytes (for before/after comparisons)."""
     if not folder.exists():

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from conftest import Result, tree
+from conftest import Result, tree, write_tree
 from searchindex import live_entries, without_search
 from storygen import make_story, write_story
 from test_deploy import BUCKET, Server, Site, aws_env, live, run_deploy, s3, stored
@@ -28,14 +28,6 @@ __all__ = ["aws_env", "s3"]  # fixtures, used by name
 NOW = "2026-11-15T00:00:00Z"
 HISTORY = ".well-known/desk-urls.json"
 PAGES = ("index.html", "index.md", "index.json")
-
-
-def folder_of(files: dict[str, bytes], folder: Path) -> Path:
-    """Files written out as a folder (what the bucket serves, to read its index)."""
-    for name, data in files.items():
-        (folder / name).parent.mkdir(parents=True, exist_ok=True)
-        (folder / name).write_bytes(data)
-    return folder
 
 
 def fresh_runner(site: Site) -> None:
@@ -107,7 +99,7 @@ def test_changes_only_deploy_ends_equal_to_a_build_from_nothing(
     served = live(s3, "hourly", report)
     assert without_search(served) == expected
     # The search index: laid out by the history of builds, finding the same.
-    assert live_entries(folder_of(served, tmp_path / "served")) == live_entries(
+    assert live_entries(write_tree(served, tmp_path / "served")) == live_entries(
         tmp_path / "from-nothing")
 
 

@@ -18,7 +18,7 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
-from conftest import tree
+from conftest import tree, write_tree
 from searchindex import bundles, live_entries, without_search
 from storygen import REPO, make_story, write_story, write_withdrawal
 from test_browser import CHROMIUM, CHROMIUM_ARGS, require_chromium
@@ -236,9 +236,7 @@ def test_changes_only_builds_index_what_a_fresh_runner_lacks(tmp_path: Path) -> 
         assert set(site) == listing
         made |= {name.split("/")[1] for name in changes if name.startswith("pagefind/s-")}
         shutil.rmtree(served)
-        for name, data in site.items():
-            (served / name).parent.mkdir(parents=True, exist_ok=True)
-            (served / name).write_bytes(data)
+        write_tree(site, served)
 
         nothing = config_for(tmp_path, "from-nothing")
         assert build(nothing, clock, cache=BuildCache(), jobs=1).ok

@@ -45,6 +45,11 @@ class DeployError(Exception):
         self.outcome = outcome
 
 
+# What a refused folder of changes leaves to do.
+_BUILD_WHOLE = ("nothing was uploaded or deleted. Build the whole site (desk build without "
+                "--changes-only) and deploy it.")
+
+
 class ChangesRefused(DeployError):
     """A folder of changes made against another site than the bucket holds: nothing was
     done; build the whole site and deploy that."""
@@ -117,16 +122,13 @@ def _plan(files: list[LocalFile], listing: dict[str, Remote], manifest: Manifest
     if changes.base != manifest.site_id:
         raise ChangesRefused(
             f"the folder holds changes to site {changes.base or '(none)'}, but the bucket "
-            f"holds site {manifest.site_id or '(unknown)'}; nothing was uploaded or deleted. "
-            "Build the whole site (desk build without --changes-only) and deploy it.",
-            outcome)
+            f"holds site {manifest.site_id or '(unknown)'}; {_BUILD_WHOLE}", outcome)
     try:
         return make_plan(files, listing, manifest, datetime.now(UTC), keep, changes.files)
     except NotCarried as exc:
         raise ChangesRefused(
             f"the bucket does not hold /{exc} as the last deploy left it, and the folder of "
-            "changes lacks it; nothing was uploaded or deleted. Build the whole site (desk "
-            "build without --changes-only) and deploy it.", outcome) from None
+            f"changes lacks it; {_BUILD_WHOLE}", outcome) from None
 
 
 def _manifest(bucket: Bucket, listing: dict[str, Remote], tell: Say) -> Manifest:
