@@ -92,29 +92,47 @@ class Catalog:
         return older, newer
 
 
-def paginate(count: int, size: int) -> int:
-    """How many pages `count` items fill (an empty list still has one page)."""
-    return max(1, -(-count // size))
+def archive_pages(count: int, size: int) -> int:
+    """How many archive pages a list of `count` items has beside its latest page (see
+    `stable_pages`)."""
+    return max(0, count // size - 1)
 
 
 @dataclass(frozen=True)
 class Slice(Generic[T]):
-    """One page of a paginated list: its items, its path and its neighbours' paths."""
+    """One page of a list: its number (0: the latest page; archive pages count from 1,
+    the oldest), its items, its path and its neighbours' paths (`prev_path` newer,
+    `next_path` older). `archived` is the latest page's count of archive pages; an archive
+    page has 0, as it must not change when pages are added after it."""
 
     number: int
-    total: int
+    archived: int
     items: Sequence[T]
     path: str
     prev_path: str | None
     next_path: str | None
 
 
-def slices(items: Sequence[T], size: int, path_of: Callable[[int], str]) -> Iterator[Slice[T]]:
-    """The pages of a list, `size` items each (an empty list still has one page)."""
-    total = paginate(len(items), size)
-    for n in range(1, total + 1):
-        yield Slice(n, total, items[(n - 1) * size: n * size], path_of(n),
-                    path_of(n - 1) if n > 1 else None, path_of(n + 1) if n < total else None)
+def stable_pages(items: Sequence[T], size: int, path_of: Callable[[int], str]
+                 ) -> Iterator[Slice[T]]:
+    """The pages of a list of items given newest first, newest page first.
+
+    Archive pages hold `size` items each, counted from the oldest, so a new item changes
+    the latest page only, never an archive page: an hourly build renders one or two list
+    pages per newsroom instead of all of them. The latest page (`path_of(0)`) shows the
+    items no archive page holds: all of them when there are fewer than 2 × `size`, else
+    between `size` and 2 × `size` − 1.
+    """
+    count = len(items)
+    archived = archive_pages(count, size)
+    latest = count - archived * size
+    yield Slice(0, archived, items[:latest], path_of(0), None,
+                path_of(archived) if archived else None)
+    for number in range(archived, 0, -1):
+        end = count - (number - 1) * size
+        yield Slice(number, 0, items[end - size: end], path_of(number),
+                    path_of(number + 1 if number < archived else 0),
+                    path_of(number - 1) if number > 1 else None)
 
 
 @dataclass(frozen=True)

@@ -43,8 +43,9 @@ def story_path(published_date: str, slug: str) -> str:
     return f"/stories/{published_date}/{check_segment(slug)}/"
 
 
-def newsroom_path(newsroom: str, page: int = 1) -> str:
-    """`/n/NEWSROOM/`, and `/n/NEWSROOM/page/N/` for later pages."""
+def newsroom_path(newsroom: str, page: int = 0) -> str:
+    """`/n/NEWSROOM/`, and `/n/NEWSROOM/page/N/` for its archive pages (N from 1, the
+    oldest)."""
     return _paged(f"/n/{check_segment(newsroom)}/", page)
 
 
@@ -53,8 +54,9 @@ def edition_path(edition: str) -> str:
     return f"/editions/{check_edition(edition)}/"
 
 
-def editions_index_path(page: int = 1) -> str:
-    """`/editions/`, and `/editions/page/N/` for later pages."""
+def editions_index_path(page: int = 0) -> str:
+    """`/editions/`, and `/editions/page/N/` for its archive pages (N from 1, the
+    oldest)."""
     return _paged(EDITIONS, page)
 
 
@@ -65,9 +67,9 @@ def feed_path(kind: str, newsroom: str | None = None) -> str:
 
 
 def _paged(first: str, page: int) -> str:
-    if page < 1:
-        raise ValueError("pages start at 1")
-    return first if page == 1 else f"{first}page/{page}/"
+    if page < 0:
+        raise ValueError("archive pages start at 1 (0 is the latest page)")
+    return first if page == 0 else f"{first}page/{page}/"
 
 
 def _is_date(value: str) -> bool:

@@ -142,28 +142,59 @@ def test_front_page_also_shows_each_newsrooms_newest_and_recent_editions(corpus)
     assert levels[0] == 1 and all(b - a <= 1 for a, b in pairwise(levels))
 
 
-@pytest.mark.parametrize("count,pages", [(4, 1), (5, 2), (8, 2), (9, 3)])
-def test_pagination_boundaries(tmp_path: Path, count: int, pages: int) -> None:
+@pytest.mark.parametrize("count,archived", [(4, 0), (7, 0), (8, 1), (11, 1), (12, 2)])
+def test_pagination_boundaries(tmp_path: Path, count: int, archived: int) -> None:
     content = tmp_path / "content"
     for n in range(count):
         write_story(content, make_story(n))
     config = make_config(content, tmp_path / "public", page_size=4)
     assert build(config, Clock(NOW.replace(day=15))).ok
     out = config.output_dir / "n/artificial-intelligence"
-    assert (out / "index.html").is_file()
-    for page in range(2, pages + 1):
-        assert (out / f"page/{page}/index.html").is_file()
-    assert not (out / f"page/{pages + 1}").exists()
-    assert not (out / "page/1").exists()
-    last = json.loads((out / (f"page/{pages}" if pages > 1 else "") / "index.json").read_text())
-    assert len(last["stories"]) == count - 4 * (pages - 1)
+    base = "https://hangingcontext.com/n/artificial-intelligence/"
+    latest = json.loads((out / "index.json").read_text())
+    # The latest page shows what no archive page holds: from 4 to 7 stories here.
+    assert len(latest["stories"]) == count - 4 * archived
+    assert (latest["page"], latest["archive_pages"], latest["prev"]) == (0, archived, None)
+    assert latest["next"] == (f"{base}page/{archived}/" if archived else None)
+    for page in range(1, archived + 1):
+        data = json.loads((out / f"page/{page}/index.json").read_text())
+        assert (data["page"], len(data["stories"])) == (page, 4)
+        assert "archive_pages" not in data
+        assert data["prev"] == (f"{base}page/{page + 1}/" if page < archived else base)
+        assert data["next"] == (f"{base}page/{page - 1}/" if page > 1 else None)
+    assert not (out / f"page/{archived + 1}").exists()
+    assert not (out / "page/0").exists()
     first = lxml.html.fromstring((out / "index.html").read_bytes())
     nexts = [a.get("href") for a in first.iter("a") if a.get("rel") == "next"]
-    assert nexts == (["/n/artificial-intelligence/page/2/"] if pages > 1 else [])
-    if pages > 1:
-        second = lxml.html.fromstring((out / "page/2/index.html").read_bytes())
-        prevs = [a.get("href") for a in second.iter("a") if a.get("rel") == "prev"]
-        assert prevs == ["/n/artificial-intelligence/"]
+    path = "/n/artificial-intelligence/"
+    assert nexts == ([f"{path}page/{archived}/"] if archived else [])
+    if archived:
+        newest_archive = lxml.html.fromstring((out / f"page/{archived}/index.html").read_bytes())
+        prevs = [a.get("href") for a in newest_archive.iter("a") if a.get("rel") == "prev"]
+        assert prevs == [path]
+
+
+def test_an_archive_page_changes_only_when_a_page_is_added_after_it(tmp_path: Path) -> None:
+    """New stories change the latest page; archive pages, counted from the oldest, keep
+    their bytes (an hourly build renders them not again), except the newest one once,
+    when a page is added after it and its "newer" link moves."""
+    content = tmp_path / "content"
+    config = make_config(content, tmp_path / "public", page_size=4)
+    out = config.output_dir / "n/artificial-intelligence"
+    seen: list[dict[str, bytes]] = []
+    for count in range(8, 14):
+        write_story(content, make_story(count - 1))
+        if count == 8:
+            for n in range(7):
+                write_story(content, make_story(n))
+        assert build(config, Clock(NOW.replace(day=15))).ok
+        seen.append({p.relative_to(out).as_posix(): p.read_bytes()
+                     for p in sorted(out.glob("page/*/index.*"))})
+    page1 = [s["page/1/index.html"] for s in seen]  # 8, 9, 10, 11, 12, 13 stories
+    assert page1[0] == page1[1] == page1[2] == page1[3] != page1[4] == page1[5]
+    assert [len(s) for s in seen] == [2, 2, 2, 2, 4, 4]
+    assert seen[4]["page/2/index.json"] == seen[5]["page/2/index.json"]
+    assert seen[4]["page/1/index.json"] == seen[5]["page/1/index.json"]
 
 
 def test_edition_pages_link_previous_and_next(corpus) -> None:

@@ -16,7 +16,7 @@ from itertools import islice
 from typing import Any
 
 from desk import urls
-from desk.catalog import EPOCH, Catalog, Group, Slice, paginate, slices
+from desk.catalog import EPOCH, Catalog, Group, Slice, archive_pages, stable_pages
 from desk.config import Config
 from desk.loader import LoadedStory
 from desk.models import REUSE_FIELDS
@@ -87,8 +87,10 @@ class CardGroup:
 
 @dataclass(frozen=True)
 class Pager:
-    page: int
-    pages: int
+    """A list page's place among its pages (see desk.catalog.stable_pages)."""
+
+    page: int  # 0: the latest page; archive pages count from 1, the oldest
+    archived: int  # the latest page's count of archive pages (0 on archive pages)
     prev_href: str | None
     next_href: str | None
     prev_url: str | None
@@ -151,7 +153,7 @@ def pager(ctx: RenderContext, page: Slice[Any]) -> Pager:
     """Links to a page's neighbours."""
     return Pager(
         page=page.number,
-        pages=page.total,
+        archived=page.archived,
         prev_href=href(ctx, page.prev_path) if page.prev_path else None,
         next_href=href(ctx, page.next_path) if page.next_path else None,
         prev_url=absolute(ctx, page.prev_path) if page.prev_path else None,
@@ -159,12 +161,33 @@ def pager(ctx: RenderContext, page: Slice[Any]) -> Pager:
     )
 
 
+def page_fields(page: Pager) -> dict[str, Any]:
+    """A list page's place in its index.json: `page` (0 on the latest page, archive pages
+    from 1, the oldest), the latest page's `archive_pages`, and the newer (`prev`) and
+    older (`next`) pages' URLs."""
+    fields: dict[str, Any] = {"page": page.page}
+    if page.page == 0:
+        fields["archive_pages"] = page.archived
+    fields.update(prev=page.prev_url, next=page.next_url)
+    return fields
+
+
+def place(page: Slice[Any]) -> tuple[str, ...]:
+    """What a list page shows of its place among its pages (part of its inputs)."""
+    return (str(page.number), str(page.archived), page.prev_path or "", page.next_path or "")
+
+
+def title_suffix(page: Slice[Any]) -> str:
+    """The part of an archive page's title that tells it from the others."""
+    return f" · page {page.number}" if page.number else ""
+
+
 def listing(title: str, url: str, cards: Sequence[Card], page: Pager | None = None,
             **extra: Any) -> dict[str, Any]:
     """The index.json of a list page."""
     data: dict[str, Any] = {"title": title, "url": url}
     if page is not None:
-        data.update(page=page.page, pages=page.pages, prev=page.prev_url, next=page.next_url)
+        data.update(page_fields(page))
     data.update(extra)
     data["stories"] = [c.as_json() for c in cards]
     return data
@@ -291,8 +314,8 @@ def newsrooms_sitemap(ctx: RenderContext) -> SitemapEntries:
 
 def newsroom_slices(ctx: RenderContext, group: Group) -> Iterator[Slice[LoadedStory]]:
     """The pages of one newsroom, newest first."""
-    return slices(group.stories, ctx.config.page_size,
-                  lambda n: urls.newsroom_path(group.key, n))
+    return stable_pages(group.stories, ctx.config.page_size,
+                        lambda n: urls.newsroom_path(group.key, n))
 
 
 def newsroom_units(ctx: RenderContext) -> Units:
@@ -300,7 +323,7 @@ def newsroom_units(ctx: RenderContext) -> Units:
     for group in ctx.catalog.newsrooms:
         for page in newsroom_slices(ctx, group):
             inputs = members_inputs(ctx, page.path, "newsroom.html", page.items, group.title,
-                                    f"{page.number}/{page.total}")
+                                    *place(page))
             yield Unit(page.path, inputs, _newsroom_page(ctx, group, page), recurring=True)
 
 
@@ -309,9 +332,8 @@ def _newsroom_page(ctx: RenderContext, group: Group,
     def render() -> list[Output]:
         cards = [card(ctx, s) for s in page.items]
         links = pager(ctx, page)
-        suffix = f" · page {page.number}" if page.number > 1 else ""
         meta = PageMeta(
-            title=f"{group.title}{suffix} · {ctx.config.title}",
+            title=f"{group.title}{title_suffix(page)} · {ctx.config.title}",
             description=f"Stories from the {group.title} newsroom of {ctx.config.title}.",
             canonical=absolute(ctx, page.path),
             alternates=tuple(_feed_alternates(ctx, group)),
@@ -332,7 +354,7 @@ def newsroom_sitemap(ctx: RenderContext) -> SitemapEntries:
 
 
 def newsroom_count(catalog: Catalog, config: Config) -> int:
-    return sum(paginate(len(g.stories), config.page_size) for g in catalog.newsrooms)
+    return sum(1 + archive_pages(len(g.stories), config.page_size) for g in catalog.newsrooms)
 
 
 def _feed_alternates(ctx: RenderContext, group: Group) -> Iterator[Alternate]:
@@ -347,7 +369,7 @@ def _feed_alternates(ctx: RenderContext, group: Group) -> Iterator[Alternate]:
 
 def editions_slices(ctx: RenderContext) -> Iterator[Slice[Group]]:
     """The pages of the editions archive, newest first."""
-    return slices(ctx.catalog.editions, ctx.config.page_size, urls.editions_index_path)
+    return stable_pages(ctx.catalog.editions, ctx.config.page_size, urls.editions_index_path)
 
 
 def editions_units(ctx: RenderContext) -> Units:
@@ -356,16 +378,14 @@ def editions_units(ctx: RenderContext) -> Units:
         rows = [(g.key, href(ctx, urls.edition_path(g.key)), len(g.stories))
                 for g in page.items]
         links = pager(ctx, page)
-        suffix = f" · page {page.number}" if page.number > 1 else ""
-        meta = PageMeta(title=f"Editions{suffix} · {ctx.config.title}",
+        meta = PageMeta(title=f"Editions{title_suffix(page)} · {ctx.config.title}",
                         description=f"Every edition of {ctx.config.title}, newest first.",
                         canonical=absolute(ctx, page.path),
                         breadcrumbs=crumbs(ctx, ("Editions", "")))
         data = {
             "title": "Editions",
             "url": absolute(ctx, page.path),
-            "page": page.number, "pages": page.total,
-            "prev": links.prev_url, "next": links.next_url,
+            **page_fields(links),
             "editions": [
                 {"edition": g.key, "stories": len(g.stories),
                  "url": absolute(ctx, urls.edition_path(g.key))}
@@ -377,11 +397,11 @@ def editions_units(ctx: RenderContext) -> Units:
 
 def editions_sitemap(ctx: RenderContext) -> SitemapEntries:
     for page in editions_slices(ctx):
-        yield page.path, everything(ctx)
+        yield page.path, max((newest(g.stories) for g in page.items), default=EPOCH)
 
 
 def editions_count(catalog: Catalog, config: Config) -> int:
-    return paginate(len(catalog.editions), config.page_size)
+    return 1 + archive_pages(len(catalog.editions), config.page_size)
 
 
 def edition_units(ctx: RenderContext) -> Units:
