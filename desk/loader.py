@@ -284,7 +284,8 @@ def parse_json(raw: bytes, shown: str, findings: list[Finding]) -> Any:
         findings.append(Finding(shown, "", "invalid-type",
                                 f"expected an object, got {_json_type(data)}"))
         return None
-    deep = _too_deep(data) if raw.count(b"[") + raw.count(b"{") > MAX_NESTING else None
+    deep = (_too_deep(data) if raw.count(b"[") + raw.count(b"{") > MAX_NESTING
+            and _deeper_than(data, MAX_NESTING) else None)
     if deep is not None:
         findings.append(Finding(shown, deep, "too-deep",
                                 f"nested more than {MAX_NESTING} levels deep"))
@@ -338,6 +339,21 @@ def _orjson_reason(message: str) -> str:
     if "infinity" in message:
         return "a number is too large"
     return message
+
+
+def _deeper_than(data: Any, limit: int) -> bool:
+    """True when arrays and objects nest more than `limit` levels deep: one level at a
+    time, with no pointers made (the common case, checked for every file)."""
+    level, depth = [data], 0
+    while level:
+        if depth > limit:
+            return True
+        below: list[Any] = []
+        for value in level:
+            children = value.values() if isinstance(value, dict) else value
+            below += [c for c in children if isinstance(c, dict | list)]
+        level, depth = below, depth + 1
+    return False
 
 
 def _too_deep(data: Any) -> str | None:
