@@ -1,0 +1,41 @@
+"""Stable list pages (desk.catalog.stable_pages), as properties over any list and size."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from desk.catalog import Slice, stable_pages
+
+
+def pages(count: int, size: int) -> list[Slice[int]]:
+    """The pages of items count-1 … 0 (newest first: a higher number is newer)."""
+    return list(stable_pages(list(range(count - 1, -1, -1)), size, lambda n: f"/p/{n}/"))
+
+
+@given(st.integers(min_value=0, max_value=400), st.integers(min_value=1, max_value=30))
+def test_pages_hold_every_item_once_newest_first(count: int, size: int) -> None:
+    shown = pages(count, size)
+    assert [i for page in shown for i in page.items] == list(range(count - 1, -1, -1))
+    latest, archive = shown[0], shown[1:]
+    assert latest.number == 0 and latest.archived == len(archive)
+    assert len(latest.items) == count if count < 2 * size else size <= len(latest.items) < 2 * size
+    assert [p.number for p in archive] == list(range(len(archive), 0, -1))
+    assert all(len(p.items) == size and p.archived == 0 for p in archive)
+    # Each page links to its neighbours in the order shown, and nowhere else.
+    for newer, older in zip(shown, shown[1:], strict=False):
+        assert (newer.next_path, older.prev_path) == (older.path, newer.path)
+    assert shown[0].prev_path is None and shown[-1].next_path is None
+
+
+@given(st.integers(min_value=0, max_value=400), st.integers(min_value=1, max_value=30),
+       st.integers(min_value=1, max_value=60))
+def test_new_items_leave_archive_pages_as_they_were(count: int, size: int, new: int) -> None:
+    """An archive page keeps its items whatever is added, and its links unless it was the
+    newest archive page and pages were added after it."""
+    before = {p.number: p for p in pages(count, size)[1:]}
+    after = {p.number: p for p in pages(count + new, size)[1:]}
+    for number, page in before.items():
+        assert after[number].items == page.items and after[number].path == page.path
+        if number < len(before) or len(after) == len(before):
+            assert after[number] == page
