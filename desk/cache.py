@@ -32,6 +32,7 @@ import gc
 import hashlib
 import os
 import re
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -424,10 +425,19 @@ def _story_to_json(item: LoadedStory | None) -> Any:
     return [item.path, item.digest, item.url_path, item.summary.to_list()]
 
 
+# The summary fields that most stories share with others (newsroom, its title, edition,
+# trust labels): read as one string each, for the summaries and their saved JSON form.
+_SHARED_FIELDS = (5, 6, 7, 10, 11)
+
+
 def _story_from_json(data: Any) -> LoadedStory | None:
     if data is None:
         return None
-    return LoadedStory(data[0], Summary.from_list(data[3]), data[1], data[2])
+    summary = data[3]
+    for i in _SHARED_FIELDS:
+        if isinstance(summary[i], str):
+            summary[i] = sys.intern(summary[i])
+    return LoadedStory(data[0], Summary.from_list(summary), data[1], data[2])
 
 
 def _finding_to_json(f: Finding) -> list[Any]:
