@@ -24,6 +24,9 @@ from pathlib import Path
 _REGULAR = (b"100644", b"100755")
 # How long git may take to list a large work tree before desk does without it.
 _TIMEOUT = 60.0
+# Variables that would point git at another repository, index or work tree than the
+# one the folder is in: its answers would then be about other files.
+_ELSEWHERE = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR")
 
 
 def blob_id(data: bytes) -> str:
@@ -60,9 +63,15 @@ def _git(folder: Path, *args: str) -> bytes | None:
     try:
         # A file system monitor would let git skip the stat of each file: not here.
         done = subprocess.run(["git", "-C", str(folder), "-c", "core.fsmonitor=false", *args],
-                              capture_output=True,
-                              timeout=_TIMEOUT, check=False,
-                              env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"})
+                              capture_output=True, timeout=_TIMEOUT, check=False,
+                              env=_environment())
     except (OSError, subprocess.SubprocessError):
         return None
     return done.stdout if done.returncode == 0 else None
+
+
+def _environment() -> dict[str, str]:
+    """This process's environment, git's location variables left out; git takes no
+    optional locks (it only reads)."""
+    kept = {k: v for k, v in os.environ.items() if k not in _ELSEWHERE}
+    return {**kept, "GIT_OPTIONAL_LOCKS": "0"}

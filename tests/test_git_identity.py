@@ -11,6 +11,7 @@ import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
 from conftest import tree
 from storygen import REPO, make_corpus, make_story, write_story
 
@@ -92,6 +93,14 @@ def test_clean_blobs_name_only_the_files_git_holds_unchanged(tmp_path: Path) -> 
         assert blob == blob_id(Path(path).read_bytes())
         assert blob == git(content, "hash-object", path).strip()
     assert clean_blobs(tmp_path / "nowhere") == {}
+    other = tmp_path / "other"
+    (other / "stories").mkdir(parents=True)
+    (other / "stories/clean.json").write_text("{}\n")  # same name, other bytes
+    committed(other)
+    with pytest.MonkeyPatch.context() as env:  # git pointed at another repository
+        env.setenv("GIT_DIR", str(other / ".git"))
+        env.setenv("GIT_WORK_TREE", str(other))
+        assert clean_blobs(content) == blobs
     outside = tmp_path / "outside"
     shutil.copytree(content, outside, ignore=shutil.ignore_patterns(".git"), symlinks=True)
     assert clean_blobs(outside / "stories") == {}
