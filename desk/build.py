@@ -269,9 +269,13 @@ def _inspect(config: Config, clock: Clock, target: Target, cache: BuildCache, jo
     history, problems = cache.recall_history(target.out_dir)
     if problems:
         return None, problems, history
-    changed = cache.session.changed if cache.session is not None else None
+    changed: set[str] | None = None
+    content: Path | None = config.content_dir  # a build may ask git what changed
+    if cache.session is not None:  # desk serve: its watcher knows
+        changed, content = cache.session.changed, None
     inspection = inspect_content(
-        config, InspectionCache(cache.state, check_key(config), changed), jobs, history)
+        config, InspectionCache(cache.state, check_key(config), changed, content), jobs,
+        history)
     counted = list(inspection.findings)
     if clock.drafts:
         counted = sort_findings([*counted, *inspection.draft_findings])

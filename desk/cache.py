@@ -3,9 +3,10 @@
 Two parts, kept apart:
 
 - **saved state** (`SavedState`), written to `.desk-cache/` after every `desk build`:
-  - inspected story files (summary, digest and findings) by path, valid while the file's
-    stat is unchanged, or its digest when only the stat changed (a fresh checkout), and
-    while the check key is the same;
+  - inspected story files (summary, digest, git blob id and findings) by path, valid
+    while the file's stat is unchanged, or when only the stat changed (a fresh checkout)
+    while git holds the file unchanged with the same blob id (desk.gitblobs), or else
+    while its digest is the same; and all only while the check key is the same;
   - rendered units (a story's three files, a list page and its index.json, a feed...)
     with the key each was rendered under;
   - the spare: what the site before the current one holds, so the writer can recycle
@@ -27,9 +28,12 @@ correct.
 from __future__ import annotations
 
 import contextlib
+import gc
 import hashlib
 import os
 import re
+import sys
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,13 +41,14 @@ from typing import Any
 import orjson
 
 from desk.findings import Finding
+from desk.gitblobs import blob_id, clean_blobs
 from desk.history import UrlHistory, history_from_json, read_history_file
 from desk.keys import KeyCache
 from desk.loader import LoadedStory, Summary
 from desk.urls import URL_HISTORY, relative_file
 from desk.writer import Spare, site_id_of
 
-CACHE_VERSION = 6
+CACHE_VERSION = 7
 # Saved states of output folders kept at most (the oldest go first).
 MAX_SAVED = 20
 
@@ -62,11 +67,13 @@ class UnitRecord:
 
 @dataclass(frozen=True)
 class FileRecord:
-    """A story file's inspection, valid while its stat is unchanged."""
+    """A story file's inspection, valid while its stat is unchanged (or its blob id, in
+    git's view, when it has one: the blob id of the bytes inspected)."""
 
     stat: Stat
     story: LoadedStory | None
     findings: tuple[Finding, ...]
+    blob: str = ""
     saved: Any = None  # its JSON form when read from disk (saved again as is)
 
     def to_json(self) -> Any:
@@ -74,7 +81,7 @@ class FileRecord:
         if self.saved is not None:
             return self.saved
         return [list(self.stat), _story_to_json(self.story),
-                [_finding_to_json(f) for f in self.findings]]
+                [_finding_to_json(f) for f in self.findings], self.blob]
 
 
 @dataclass
@@ -195,12 +202,15 @@ def file_stat(path: str) -> Stat | None:
 
 
 class InspectionCache:
-    """The saved inspections of story files, as the loader asks for them."""
+    """The saved inspections of story files, as the loader asks for them (`content`: the
+    content folder, when git may be asked which of its files are unchanged)."""
 
     def __init__(self, state: SavedState, check_key: str,
-                 changed: set[str] | None = None) -> None:
+                 changed: set[str] | None = None, content: Path | None = None) -> None:
         self._state = state
         self._changed = changed
+        self._content = content
+        self._blobs: dict[str, str] | None = None
         if state.check_key != check_key:
             state.inspected.clear()
             state.check_key = check_key
@@ -220,16 +230,48 @@ class InspectionCache:
         if known is None or stat is None:
             return None
         if known.stat != stat:
-            # Touched but maybe not changed (a fresh checkout): the bytes decide.
-            if known.story is None or _sha256_of(path) != known.story.digest:
+            # Touched but maybe not changed (a fresh checkout): git, else the bytes decide.
+            blob = self._same_bytes(path, stat, known)
+            if blob is None:
                 return None
-            self.remember(path, stat, (known.story, known.findings))
+            saved = None if known.saved is None else [list(stat), *known.saved[1:3], blob]
+            self._state.inspected[path] = FileRecord(stat, known.story, known.findings, blob,
+                                                     saved)
         return known.story, known.findings
 
     def remember(self, path: str, stat: Stat | None, result: Inspected) -> None:
-        """Remember a file's inspection under the stat taken before it was read."""
-        if stat is not None:
-            self._state.inspected[path] = FileRecord(stat, *result)
+        """Remember a file's inspection under the stat taken before it was read (with the
+        blob id of its bytes when git tracks the content)."""
+        if stat is None:
+            return
+        story = result[0]
+        blob = ""
+        if story is not None and self._git_blobs():
+            data = _bytes_of(path)
+            # The bytes read now must be the ones inspected (an editor may have saved).
+            if data is not None and hashlib.sha256(data).hexdigest() == story.digest:
+                blob = blob_id(data)
+        self._state.inspected[path] = FileRecord(stat, *result, blob)
+
+    def _same_bytes(self, path: str, stat: Stat, known: FileRecord) -> str | None:
+        """The blob id of a touched file's bytes when they are the ones `known` was
+        inspected from (None: they are not, or cannot be read): git's word for a file it
+        holds unchanged, of the same size; else its digest, read."""
+        if known.story is None:
+            return None
+        if (known.blob and stat[1] == known.stat[1]
+                and self._git_blobs().get(path) == known.blob):
+            return known.blob
+        data = _bytes_of(path)
+        if data is None or hashlib.sha256(data).hexdigest() != known.story.digest:
+            return None
+        return blob_id(data)
+
+    def _git_blobs(self) -> dict[str, str]:
+        """The blob ids of the content files git holds unchanged (asked once)."""
+        if self._blobs is None:
+            self._blobs = clean_blobs(self._content) if self._content is not None else {}
+        return self._blobs
 
 
 def write_state(state: SavedState, path: Path) -> None:
@@ -261,6 +303,24 @@ def write_state(state: SavedState, path: Path) -> None:
 
 def read_state(path: Path) -> SavedState:
     """A saved state, or an empty one if there is none or it is unreadable."""
+    with _collector_paused():
+        return _read_state(path)
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """No cyclic garbage collection meanwhile: reading a large state makes no cycles,
+    while the collector's scans of the growing heap cost about as much as the reading."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _read_state(path: Path) -> SavedState:
     try:
         data = orjson.loads(path.read_bytes())
         if data.get("version") != CACHE_VERSION:
@@ -268,7 +328,7 @@ def read_state(path: Path) -> SavedState:
         units = {k: UnitRecord(v[0], _files_from_json(k, v[1]), v[2])
                  for k, v in data["units"].items()}
         inspected = {k: FileRecord((v[0][0], v[0][1], v[0][2]), _story_from_json(v[1]),
-                                   tuple(Finding(*f) for f in v[2]), v)
+                                   tuple(Finding(*f) for f in v[2]), str(v[3]), v)
                      for k, v in data["inspected"].items()}
         history = data["history"]
         return SavedState(site_id=str(data["site_id"]), units=units,
@@ -314,10 +374,16 @@ _SITE_FOLDER = re.compile(r"/(?:(?!\.\.?/)[^/\\\x00]+/)*")
 
 def _usual_files(unit_id: str, count: int) -> tuple[str, ...]:
     # A cheap test of what relative_file checks in full: a cache file must never name a
-    # file outside the site.
-    if _SITE_FOLDER.fullmatch(unit_id) is None:
+    # file outside the site. Most folders pass the quicker test (no segment is empty or
+    # starts with a dot, no backslash or NUL); the pattern decides the others.
+    if not _plain_folder(unit_id) and _SITE_FOLDER.fullmatch(unit_id) is None:
         raise ValueError(f"unit {unit_id!r} is not a site folder")
     return tuple(unit_id[1:] + name for name in _USUAL_FILES[count])
+
+
+def _plain_folder(unit_id: str) -> bool:
+    return (unit_id[:1] == "/" and unit_id[-1:] == "/" and "//" not in unit_id
+            and "/." not in unit_id and "\\" not in unit_id and "\x00" not in unit_id)
 
 
 def _files_to_json(unit_id: str, files: tuple[str, ...]) -> int | list[str]:
@@ -330,7 +396,9 @@ def _files_to_json(unit_id: str, files: tuple[str, ...]) -> int | list[str]:
 def _files_from_json(unit_id: str, data: int | list[str]) -> tuple[str, ...]:
     if isinstance(data, int):
         return _usual_files(unit_id, data)
-    return tuple(relative_file("/" + name) for name in data)
+    # relative_file checks in full what the quicker test passes for most names.
+    return tuple(name if _plain_folder("/" + name + "/") else relative_file("/" + name)
+                 for name in data)
 
 
 def _same_unit(a: Any, b: Any) -> bool:
@@ -344,11 +412,11 @@ def _prune(folder: Path, keep: Path) -> None:
             old.unlink(missing_ok=True)
 
 
-def _sha256_of(path: str) -> str:
+def _bytes_of(path: str) -> bytes | None:
     try:
-        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+        return Path(path).read_bytes()
     except OSError:
-        return ""
+        return None
 
 
 def _story_to_json(item: LoadedStory | None) -> Any:
@@ -357,10 +425,19 @@ def _story_to_json(item: LoadedStory | None) -> Any:
     return [item.path, item.digest, item.url_path, item.summary.to_list()]
 
 
+# The summary fields that most stories share with others (newsroom, its title, edition,
+# trust labels): read as one string each, for the summaries and their saved JSON form.
+_SHARED_FIELDS = (5, 6, 7, 10, 11)
+
+
 def _story_from_json(data: Any) -> LoadedStory | None:
     if data is None:
         return None
-    return LoadedStory(data[0], Summary.from_list(data[3]), data[1], data[2])
+    summary = data[3]
+    for i in _SHARED_FIELDS:
+        if isinstance(summary[i], str):
+            summary[i] = sys.intern(summary[i])
+    return LoadedStory(data[0], Summary.from_list(summary), data[1], data[2])
 
 
 def _finding_to_json(f: Finding) -> list[Any]:

@@ -89,9 +89,12 @@ class Summary:
     @classmethod
     def from_list(cls, data: list[Any]) -> Summary:
         """The inverse of to_list."""
+        published = datetime.fromisoformat(data[8])
+        # Most stories were never modified: one value in memory for both.
+        modified = published if data[9] == data[8] else datetime.fromisoformat(data[9])
         return cls(data[0], data[1], data[2], data[3], data[4], data[5], data[6], data[7],
-                   datetime.fromisoformat(data[8]), datetime.fromisoformat(data[9]),
-                   data[10], data[11], data[12], tuple((u, h) for u, h in data[13]))
+                   published, modified, data[10], data[11], data[12],
+                   tuple((u, h) for u, h in data[13]))
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,77 @@
+"""Git's own record of which content files are unchanged since they were committed.
+
+A fresh clone gives every file a new stat, so the inspection cache cannot tell an
+unchanged story file from an edited one without reading and hashing it. Git can: its
+index holds each tracked file's blob id, and the stat it saw when it wrote the file, so
+`git ls-files --modified` lists the files that differ from the index for the price of a
+stat each. A file git calls clean has the bytes of its blob; its blob id is then a second
+identity of those bytes (desk.cache compares it with the blob id of the bytes it last
+inspected, computed by desk itself, never taken from git for a file it read).
+
+Anything unusual means no blob ids (and the bytes decide, as without git): no git, a
+folder outside a work tree, a repository of another hash, a file git says is modified,
+a symlink or submodule, an unmerged file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+from pathlib import Path
+
+# git's mode of a regular file, executable or not (symlinks and submodules are others).
+_REGULAR = (b"100644", b"100755")
+# How long git may take to list a large work tree before desk does without it.
+_TIMEOUT = 60.0
+# Variables that would point git at another repository, index or work tree than the
+# one the folder is in: its answers would then be about other files.
+_ELSEWHERE = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR")
+
+
+def blob_id(data: bytes) -> str:
+    """The id git gives a blob of these bytes (in a SHA-1 repository)."""
+    return hashlib.sha1(b"blob %d\x00" % len(data) + data, usedforsecurity=False).hexdigest()
+
+
+def clean_blobs(folder: Path) -> dict[str, str]:
+    """The blob id of every tracked regular file below `folder` that git holds unchanged
+    from its index, by path (`folder` joined with the path below it, as the loader names
+    files); empty when git cannot tell."""
+    # -v tags each entry: "H" is a plain cached file; others (assume-unchanged,
+    # skip-worktree) are files whose changes git does not look for.
+    listed = _git(folder, "ls-files", "--stage", "-v", "-z")
+    modified = _git(folder, "ls-files", "--modified", "-z")
+    if listed is None or modified is None:
+        return {}
+    dirty = set(modified.split(b"\x00"))
+    prefix = os.fsencode(folder)
+    blobs: dict[str, str] = {}
+    for entry in listed.split(b"\x00"):
+        meta, tab, name = entry.partition(b"\t")
+        fields = meta.split(b" ")
+        # TAG MODE BLOB STAGE; stage 0 means merged. A 64-digit id is SHA-256: not ours.
+        if (not tab or len(fields) != 4 or fields[0] != b"H" or fields[1] not in _REGULAR
+                or fields[3] != b"0" or len(fields[2]) != 40 or name in dirty):
+            continue
+        blobs[os.fsdecode(os.path.join(prefix, name))] = fields[2].decode("ascii")
+    return blobs
+
+
+def _git(folder: Path, *args: str) -> bytes | None:
+    """A git command's output in `folder`, or None when it fails in any way."""
+    try:
+        # A file system monitor would let git skip the stat of each file: not here.
+        done = subprocess.run(["git", "-C", str(folder), "-c", "core.fsmonitor=false", *args],
+                              capture_output=True, timeout=_TIMEOUT, check=False,
+                              env=_environment())
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout if done.returncode == 0 else None
+
+
+def _environment() -> dict[str, str]:
+    """This process's environment, git's location variables left out; git takes no
+    optional locks (it only reads)."""
+    kept = {k: v for k, v in os.environ.items() if k not in _ELSEWHERE}
+    return {**kept, "GIT_OPTIONAL_LOCKS": "0"}

@@ -1,0 +1,204 @@
+"""A story file's git blob id as a second identity of its bytes, for a fresh clone (new
+stats everywhere): trusted only for files git holds unchanged, and every build still
+byte-equal to one from nothing."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import shutil
+import subprocess
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from conftest import tree
+from storygen import REPO, make_corpus, make_story, write_story
+
+from desk.build import build
+from desk.cache import BuildCache, FileRecord, InspectionCache, file_stat
+from desk.catalog import Clock
+from desk.config import Config, load_config
+from desk.gitblobs import blob_id, clean_blobs
+from desk.history import UrlHistory, read_history_file
+from desk.keys import check_key
+
+NOW = datetime(2026, 11, 11, tzinfo=UTC)
+
+
+def git(folder: Path, *args: str) -> str:
+    done = subprocess.run(["git", "-C", str(folder), "-c", "user.name=Desk",
+                           "-c", "user.email=desk@example.org", *args],
+                          capture_output=True, text=True, check=True)
+    return done.stdout
+
+
+def committed(content: Path) -> None:
+    git(content, "init", "-q")
+    git(content, "add", "-A")
+    git(content, "commit", "-q", "-m", "stories")
+
+
+def fresh_clone(content: Path) -> None:
+    """What a runner checks out: the same commit at the same path, every stat new."""
+    origin = content.with_name("origin")
+    content.rename(origin)
+    subprocess.run(["git", "clone", "-q", "--no-hardlinks", str(origin), str(content)],
+                   check=True)
+    shutil.rmtree(origin)
+
+
+def same_size_edit(path: Path) -> None:
+    """Change a story's bytes but not its size (the headline's first letter)."""
+    text = path.read_text(encoding="utf-8")
+    start = text.index('"headline": "') + len('"headline": "')
+    path.write_text(text[:start] + "Q" + text[start + 1:], encoding="utf-8")
+
+
+def setting(tmp_path: Path, content: Path, out: str) -> Config:
+    return load_config(REPO / "pyproject.toml", {
+        "cache_dir": tmp_path / "cache", "search": False, "content_dir": content,
+        "output_dir": tmp_path / out})
+
+
+def from_nothing(tmp_path: Path, content: Path, history: UrlHistory | None = None
+                 ) -> dict[str, bytes]:
+    """The site built from nothing (given the URL history the published site had)."""
+    config = setting(tmp_path, content, "from-nothing")
+    assert build(config, Clock(NOW), cache=BuildCache(history=history)).ok
+    return tree(config.output_dir)
+
+
+def test_clean_blobs_name_only_the_files_git_holds_unchanged(tmp_path: Path) -> None:
+    content = tmp_path / "content"
+    names = ["clean", "edited", "assumed", "skipped", "executable"]
+    for name in names:
+        (content / "stories").mkdir(parents=True, exist_ok=True)
+        (content / "stories" / f"{name}.json").write_text(f'{{"name": "{name}"}}\n')
+    (content / "stories/executable.json").chmod(0o755)
+    os.symlink("clean.json", content / "stories/link.json")
+    committed(content)
+    stories = content / "stories"
+    same = (stories / "edited.json").read_text().replace("edited", "EDITED")
+    (stories / "edited.json").write_text(same)
+    git(content, "update-index", "--assume-unchanged", "stories/assumed.json")
+    git(content, "update-index", "--skip-worktree", "stories/skipped.json")
+    for name in ("assumed", "skipped"):
+        (stories / f"{name}.json").write_text("{}\n")
+    (stories / "untracked.json").write_text("{}\n")
+
+    blobs = clean_blobs(content)
+    assert sorted(blobs) == [str(stories / "clean.json"), str(stories / "executable.json")]
+    for path, blob in blobs.items():
+        assert blob == blob_id(Path(path).read_bytes())
+        assert blob == git(content, "hash-object", path).strip()
+    assert clean_blobs(tmp_path / "nowhere") == {}
+    other = tmp_path / "other"
+    (other / "stories").mkdir(parents=True)
+    (other / "stories/clean.json").write_text("{}\n")  # same name, other bytes
+    committed(other)
+    with pytest.MonkeyPatch.context() as env:  # git pointed at another repository
+        env.setenv("GIT_DIR", str(other / ".git"))
+        env.setenv("GIT_WORK_TREE", str(other))
+        assert clean_blobs(content) == blobs
+    outside = tmp_path / "outside"
+    shutil.copytree(content, outside, ignore=shutil.ignore_patterns(".git"), symlinks=True)
+    assert clean_blobs(outside / "stories") == {}
+
+
+def test_a_blob_id_vouches_only_for_a_file_git_holds_unchanged(tmp_path: Path) -> None:
+    """A record whose digest no longer matches the bytes is recalled only through git:
+    so a recall shows which identity decided."""
+    content = tmp_path / "content"
+    make_corpus(content, 4)
+    committed(content)
+    config = setting(tmp_path, content, "public")
+    cache = BuildCache()
+    assert build(config, Clock(NOW), cache=cache).ok
+    state = cache.state
+    paths = sorted(state.inspected)
+    assert all(len(state.inspected[p].blob) == 40 for p in paths)
+    fresh_clone(content)
+    same_size_edit(Path(paths[1]))  # modified in the work tree, not committed
+    git(content, "update-index", "--assume-unchanged", os.path.relpath(paths[2], content))
+    same_size_edit(Path(paths[2]))
+    for path in paths:  # a digest that the bytes would refute
+        known = state.inspected[path]
+        assert known.story is not None
+        state.inspected[path] = dataclasses.replace(
+            known, story=dataclasses.replace(known.story, digest="0" * 64), saved=None)
+    recall = InspectionCache(state, check_key(config), content=content).recall
+    assert recall(paths[0], file_stat(paths[0])) is not None  # git vouches
+    assert recall(paths[1], file_stat(paths[1])) is None  # git says modified
+    assert recall(paths[2], file_stat(paths[2])) is None  # git does not look: no trust
+    assert InspectionCache(state, check_key(config)).recall(  # no git asked: bytes decide
+        paths[3], file_stat(paths[3])) is None
+
+
+def test_a_record_with_another_blob_or_size_is_not_recalled(tmp_path: Path) -> None:
+    content = tmp_path / "content"
+    make_corpus(content, 2)
+    committed(content)
+    config = setting(tmp_path, content, "public")
+    cache = BuildCache()
+    assert build(config, Clock(NOW), cache=cache).ok
+    fresh_clone(content)
+    path = sorted(cache.state.inspected)[0]
+    known = cache.state.inspected[path]
+    assert known.story is not None
+    wrong = dataclasses.replace(known.story, digest="0" * 64)
+    stat = file_stat(path)
+    assert stat is not None
+    for record in (FileRecord(known.stat, wrong, (), "f" * 40),
+                   FileRecord((known.stat[0], known.stat[1] + 1, known.stat[2]), wrong, (),
+                              known.blob)):
+        cache.state.inspected[path] = record
+        assert InspectionCache(cache.state, check_key(config), content=content).recall(
+            path, stat) is None
+
+
+def test_fresh_clone_with_local_changes_builds_as_from_nothing(tmp_path: Path) -> None:
+    """The hourly run on a fresh clone, with the kinds of change git must not hide: an
+    edit not committed (same size), an untracked story, a deleted one, one edit git was
+    told not to look at."""
+    content = tmp_path / "content"
+    make_corpus(content, 12)
+    committed(content)
+    config = setting(tmp_path, content, "public")
+    assert build(config, Clock(NOW)).ok
+    fresh_clone(content)
+    stories = sorted(content.rglob("story-number-*.json"))
+    same_size_edit(stories[1])
+    git(content, "update-index", "--assume-unchanged", os.path.relpath(stories[2], content))
+    same_size_edit(stories[2])
+    stories[3].unlink()
+    write_story(content, make_story(40, published_at=datetime(2026, 11, 10, 22, tzinfo=UTC)))
+    history, _ = read_history_file(config.output_dir / ".well-known/desk-urls.json")
+    shutil.rmtree(config.output_dir)  # the runner has no site, only the cache
+
+    report = build(config, Clock(NOW))
+    assert report.ok
+    assert tree(config.output_dir) == from_nothing(tmp_path, content, history)
+    for story in stories[1:3]:
+        page = tree(config.output_dir)
+        assert any(b'"headline": "Q' in data for name, data in page.items()
+                   if name.endswith("index.json") and story.stem in name)
+
+
+def test_content_outside_git_and_a_broken_state_build_as_from_nothing(tmp_path: Path) -> None:
+    content = tmp_path / "content"
+    make_corpus(content, 6)
+    config = setting(tmp_path, content, "public")
+    assert build(config, Clock(NOW)).ok
+    copy = tmp_path / "copy"
+    shutil.copytree(content, copy)  # new stats, no git
+    shutil.rmtree(content)
+    copy.rename(content)
+    same_size_edit(sorted(content.rglob("story-number-*.json"))[0])
+    assert build(config, Clock(NOW)).ok
+    assert tree(config.output_dir) == from_nothing(tmp_path, content)
+    for state in (tmp_path / "cache").glob("*.json"):  # half written
+        state.write_bytes(state.read_bytes()[: len(state.read_bytes()) // 2])
+    same_size_edit(sorted(content.rglob("story-number-*.json"))[1])
+    assert build(config, Clock(NOW)).ok
+    assert tree(config.output_dir) == from_nothing(tmp_path, content)
