@@ -60,7 +60,7 @@ from desk.render.story import RenderedStory, Wanted, render_story_unit
 from desk.render.templates import make_environment, site_context, template_finding
 from desk.render.view import story_page_inputs
 from desk.search import Indexed, Pages, index_search
-from desk.target import ChangesOnly, RecycledSpare, Target, open_writer
+from desk.target import ChangesOnly, InPlace, RecycledSpare, Target, open_writer
 from desk.writer import LastSiteIncomplete, SiteWriter, WriteError
 
 Progress = Callable[[int, int], None]
@@ -210,8 +210,10 @@ def _build(config: Config, clock: Clock, target: Target, cache: BuildCache,
             cache.forget()  # the next build starts afresh
         return BuildReport(False, _with_held([failure, *findings], held),
                            timings=timer.timings)
-    cache.state.advance(writer.previous_id, ledger.units, writer.loose_files(ledger.files()),
-                        site_id)
+    # The live preview keeps no spare, so it needs no list of loose files (a set of
+    # every file of the site, on every save).
+    loose = () if isinstance(target, InPlace) else writer.loose_files(ledger.files())
+    cache.state.advance(writer.previous_id, ledger.units, loose, site_id)
     cache.state.history = catalog.history
     cache.state.search = indexed.sealed
     cache.save()
@@ -269,9 +271,11 @@ def _inspect(config: Config, clock: Clock, target: Target, cache: BuildCache, jo
     history, problems = cache.recall_history(target.out_dir)
     if problems:
         return None, problems, history
-    changed = cache.session.changed if cache.session is not None else None
+    session = cache.session
+    changed = session.changed if session is not None else None
     inspection = inspect_content(
-        config, InspectionCache(cache.state, check_key(config), changed), jobs, history)
+        config, InspectionCache(cache.state, check_key(config), changed), jobs, history,
+        session.across if session is not None else None)
     counted = list(inspection.findings)
     if clock.drafts:
         counted = sort_findings([*counted, *inspection.draft_findings])

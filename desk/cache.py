@@ -17,7 +17,7 @@ Two parts, kept apart:
     desk-urls.json): `recall_history` says which copy a build starts from.
 - **session** (`Session`), kept in memory by a long-running process (desk serve) and
   never saved: the template environment, feed entries, unit keys, the files of the
-  live folder.
+  live folder, the findings across stories.
 
 The saved state is tied to one output folder by the site id in its marker; state that
 does not match the folder on disk is ignored, and a build without any cache is always
@@ -36,6 +36,7 @@ from typing import Any
 
 import orjson
 
+from desk.checks import KeptChecks
 from desk.findings import Finding
 from desk.history import UrlHistory, history_from_json, read_history_file
 from desk.keys import KeyCache
@@ -129,6 +130,8 @@ class Session:
     # The files the watcher saw change since the last build (None: not known, so every
     # file's stat is taken); the others are recalled without touching the disk.
     changed: set[str] | None = None
+    # The checks across stories, kept up to date for the stories that changed.
+    across: KeptChecks = field(default_factory=KeptChecks.kept)
 
 
 @dataclass

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from desk.cache import Inspected, InspectionCache, file_stat
 from desk.catalog import Content
-from desk.checks import check_across, check_story, check_withdrawals
+from desk.checks import KeptChecks, check_across, check_story, check_withdrawals
 from desk.config import Config
 from desk.findings import Finding, sort_findings
 from desk.history import UrlHistory
@@ -70,9 +70,11 @@ class Inspection:
 
 
 def inspect_content(config: Config, cache: InspectionCache | None = None,
-                    jobs: int = 1, history: UrlHistory | None = None) -> Inspection:
+                    jobs: int = 1, history: UrlHistory | None = None,
+                    kept: KeptChecks | None = None) -> Inspection:
     """Load the content and check it: what `desk check` prints and `desk build` gates on
-    (`history`: the URL history, which knows the ids of stories no longer in content)."""
+    (`history`: the URL history, which knows the ids of stories no longer in content;
+    `kept`: the checks across stories a long-running process keeps up to date)."""
     content = config.content_dir
     if not content.is_dir():
         return Inspection((), (Finding(str(content), "", "content-missing",
@@ -86,11 +88,11 @@ def inspect_content(config: Config, cache: InspectionCache | None = None,
     stories = _valid(paths, results, findings)
     drafts = [replace(item, draft=True) for item in _valid(draft_paths, results,
                                                            draft_findings)]
-    findings += check_across(stories, config)
+    kept = kept or KeptChecks(check_across, check_across)
+    findings += kept.stories(stories, config)
     if drafts:  # checked with the stories, so a draft may not take a story's URL or id
         shown = set(draft_paths)
-        draft_findings += [f for f in check_across(stories + drafts, config)
-                           if f.path in shown]
+        draft_findings += [f for f in kept.shown(stories + drafts, config) if f.path in shown]
     withdrawals = _withdrawals(content, findings)
     findings += check_withdrawals(withdrawals, stories + drafts, history or UrlHistory())
     return Inspection(tuple(stories), tuple(sort_findings(findings)), parsed, tuple(drafts),
