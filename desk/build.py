@@ -275,7 +275,7 @@ def _inspect(config: Config, clock: Clock, target: Target, cache: BuildCache, jo
     changed = session.changed if session is not None else None
     inspection = inspect_content(
         config, InspectionCache(cache.state, check_key(config), changed), jobs, history,
-        session.across if session is not None else None)
+        session)
     counted = list(inspection.findings)
     if clock.drafts:
         counted = sort_findings([*counted, *inspection.draft_findings])

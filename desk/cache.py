@@ -17,7 +17,7 @@ Two parts, kept apart:
     desk-urls.json): `recall_history` says which copy a build starts from.
 - **session** (`Session`), kept in memory by a long-running process (desk serve) and
   never saved: the template environment, feed entries, unit keys, the files of the
-  live folder, the findings across stories.
+  live folder, the findings across stories, the content's file lists.
 
 The saved state is tied to one output folder by the site id in its marker; state that
 does not match the folder on disk is ignored, and a build without any cache is always
@@ -40,6 +40,7 @@ from desk.checks import KeptChecks
 from desk.findings import Finding
 from desk.history import UrlHistory, history_from_json, read_history_file
 from desk.keys import KeyCache
+from desk.listing import ContentListing
 from desk.loader import LoadedStory, Summary
 from desk.urls import URL_HISTORY, relative_file
 from desk.writer import Spare, site_id_of
@@ -132,6 +133,8 @@ class Session:
     changed: set[str] | None = None
     # The checks across stories, kept up to date for the stories that changed.
     across: KeptChecks = field(default_factory=KeptChecks.kept)
+    # The content's file lists, kept up to date from `changed`.
+    listing: ContentListing = field(default_factory=ContentListing)
 
 
 @dataclass

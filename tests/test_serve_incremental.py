@@ -12,9 +12,8 @@ from conftest import tree
 from storygen import REPO, make_corpus, make_story, write_draft, write_story, write_withdrawal
 
 from desk.build import build
-from desk.cache import BuildCache
+from desk.cache import BuildCache, Session
 from desk.catalog import Clock
-from desk.checks import KeptChecks
 from desk.config import Config, load_config
 from desk.history import read_history_file
 from desk.inspection import inspect_content
@@ -113,9 +112,9 @@ def test_each_kind_of_save_equals_a_build_from_nothing(tmp_path: Path) -> None:
         dev.stop()
 
 
-def _inspect_both(content: Path, config: Config, kept: KeptChecks) -> None:
+def _inspect_both(content: Path, config: Config, session: Session) -> None:
     full = inspect_content(config)
-    incremental = inspect_content(config, kept=kept)
+    incremental = inspect_content(config, session=session)
     assert incremental.findings == full.findings
     assert incremental.draft_findings == full.draft_findings
 
@@ -125,7 +124,7 @@ def test_checks_across_stories_kept_up_to_date_find_what_a_full_check_finds(
     content = tmp_path / "content"
     make_corpus(content, 12)
     config = _config(content, tmp_path)
-    kept = KeptChecks.kept()
+    kept = Session()
     _inspect_both(content, config, kept)
     steps: list[Step] = [
         # A related link to a story not in the content, then that story arrives, then goes.
@@ -155,3 +154,40 @@ def test_checks_across_stories_kept_up_to_date_find_what_a_full_check_finds(
     _inspect_both(content, config, kept)
     # Another configuration starts the kept checks afresh.
     _inspect_both(content, _config(content, tmp_path, "https://other.example"), kept)
+
+
+def test_file_lists_kept_up_to_date_equal_a_walk(tmp_path: Path) -> None:
+    import shutil
+
+    from desk.listing import ContentListing
+    from desk.loader import STORIES, content_files
+
+    content = tmp_path / "content"
+    make_corpus(content, 6)
+    listing = ContentListing()
+    stories = content / "stories"
+
+    def same(changed: set[str] | None) -> None:
+        walked = content_files(content, STORIES, [])
+        assert listing.files(content, STORIES, [], changed) == walked
+
+    same(None)
+    added = write_story(content, make_story(90, published_at=datetime(2026, 12, 1, tzinfo=UTC)))
+    same({str(added)})  # a new folder too
+    hidden = stories / "2026-11-10" / ".hidden.json"
+    hidden.write_text("{}", encoding="utf-8")
+    same({str(hidden)})
+    note = stories / "2026-11-10" / "notes.txt"
+    note.write_text("x", encoding="utf-8")
+    same({str(note)})
+    added.unlink()
+    same({str(added)})
+    folder = stories / "2026-11-10"
+    shutil.rmtree(folder)
+    same({str(folder)})  # a folder gone: walked again
+    other = write_story(content, make_story(93, published_at=datetime(2026, 11, 11, tzinfo=UTC)))
+    same({str(other)})
+    (stories / "linked").symlink_to(stories / "2026-11-11")
+    same({str(stories / "linked" / p.name) for p in (stories / "2026-11-11").iterdir()})
+    (stories / "odd.json").mkdir()
+    same({str(stories / "odd.json")})
