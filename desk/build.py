@@ -346,16 +346,17 @@ def render_stories(ctx: RenderContext, plan: Plan, entries: dict[str, object],
     markdown: dict[str, bytes] = {}
     entries = dict(entries)
     todo: list[tuple[LoadedStory, str]] = []
-    for item in ctx.catalog.published:
-        stand_in = plan.stand_ins.get(item.url_path)
+    catalog, config, key_of, reuse = ctx.catalog, ctx.config, plan.keys.key, plan.ledger.reuse
+    for item in catalog.published:  # every story on every save: kept lean
+        stand_in = plan.stand_ins.get(item.url_path) if plan.stand_ins else None
         if stand_in is not None and stand_in.item == item:
             keys[item.url_path] = keep_stand_in(stand_in, ctx, plan)
             digests[item.url_path] = stand_in.json_digest
             markdown[item.url_path] = stand_in.markdown
             continue
-        key = keys[item.url_path] = plan.keys.key(
-            (item.digest, story_page_inputs(item, ctx.catalog, ctx.config)), recurring=True)
-        kept = plan.ledger.reuse(item.url_path, key)
+        key = keys[item.url_path] = key_of(
+            (item.digest, story_page_inputs(item, catalog, config)), recurring=True)
+        kept = reuse(item.url_path, key)
         if kept is None:
             todo.append((item, key))
         else:
