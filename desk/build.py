@@ -210,10 +210,8 @@ def _build(config: Config, clock: Clock, target: Target, cache: BuildCache,
             cache.forget()  # the next build starts afresh
         return BuildReport(False, _with_held([failure, *findings], held),
                            timings=timer.timings)
-    # The live preview keeps no spare, so it needs no list of loose files (a set of
-    # every file of the site, on every save).
-    loose = () if isinstance(target, InPlace) else writer.loose_files(ledger.files())
-    cache.state.advance(writer.previous_id, ledger.units, loose, site_id)
+    cache.state.advance(writer.previous_id, ledger.units, _loose(target, writer, ledger),
+                        site_id)
     cache.state.history = catalog.history
     cache.state.search = indexed.sealed
     cache.save()
@@ -223,6 +221,12 @@ def _build(config: Config, clock: Clock, target: Target, cache: BuildCache,
                        skipped=catalog.skipped, redirects=catalog.redirects,
                        withdrawn=catalog.notices, whole=not isinstance(target, ChangesOnly),
                        held_back=held)
+
+
+def _loose(target: Target, writer: SiteWriter, ledger: Ledger) -> tuple[str, ...]:
+    """The files of the new site outside any unit; none for the live preview, which keeps
+    no spare (so no set of every file of the site on every save)."""
+    return () if isinstance(target, InPlace) else writer.loose_files(ledger.files())
 
 
 def _index_search(ctx: RenderContext, cache: BuildCache, ledger: Ledger, writer: SiteWriter
