@@ -60,7 +60,7 @@ from desk.render.story import RenderedStory, Wanted, render_story_unit
 from desk.render.templates import make_environment, site_context, template_finding
 from desk.render.view import story_page_inputs
 from desk.search import Indexed, Pages, index_search
-from desk.target import ChangesOnly, RecycledSpare, Target, open_writer
+from desk.target import ChangesOnly, InPlace, RecycledSpare, Target, open_writer
 from desk.writer import LastSiteIncomplete, SiteWriter, WriteError
 
 Progress = Callable[[int, int], None]
@@ -210,7 +210,7 @@ def _build(config: Config, clock: Clock, target: Target, cache: BuildCache,
             cache.forget()  # the next build starts afresh
         return BuildReport(False, _with_held([failure, *findings], held),
                            timings=timer.timings)
-    cache.state.advance(writer.previous_id, ledger.units, writer.loose_files(ledger.files()),
+    cache.state.advance(writer.previous_id, ledger.units, _loose(target, writer, ledger),
                         site_id)
     cache.state.history = catalog.history
     cache.state.search = indexed.sealed
@@ -221,6 +221,12 @@ def _build(config: Config, clock: Clock, target: Target, cache: BuildCache,
                        skipped=catalog.skipped, redirects=catalog.redirects,
                        withdrawn=catalog.notices, whole=not isinstance(target, ChangesOnly),
                        held_back=held)
+
+
+def _loose(target: Target, writer: SiteWriter, ledger: Ledger) -> tuple[str, ...]:
+    """The files of the new site outside any unit; none for the live preview, which keeps
+    no spare (so no set of every file of the site on every save)."""
+    return () if isinstance(target, InPlace) else writer.loose_files(ledger.files())
 
 
 def _index_search(ctx: RenderContext, cache: BuildCache, ledger: Ledger, writer: SiteWriter
@@ -269,13 +275,14 @@ def _inspect(config: Config, clock: Clock, target: Target, cache: BuildCache, jo
     history, problems = cache.recall_history(target.out_dir)
     if problems:
         return None, problems, history
+    session = cache.session
     changed: set[str] | None = None
     content: Path | None = config.content_dir  # a build may ask git what changed
-    if cache.session is not None:  # desk serve: its watcher knows
-        changed, content = cache.session.changed, None
+    if session is not None:  # desk serve: its watcher knows
+        changed, content = session.changed, None
     inspection = inspect_content(
         config, InspectionCache(cache.state, check_key(config), changed, content), jobs,
-        history)
+        history, session)
     counted = list(inspection.findings)
     if clock.drafts:
         counted = sort_findings([*counted, *inspection.draft_findings])
@@ -346,16 +353,17 @@ def render_stories(ctx: RenderContext, plan: Plan, entries: dict[str, object],
     markdown: dict[str, bytes] = {}
     entries = dict(entries)
     todo: list[tuple[LoadedStory, str]] = []
-    for item in ctx.catalog.published:
-        stand_in = plan.stand_ins.get(item.url_path)
+    catalog, config, key_of, reuse = ctx.catalog, ctx.config, plan.keys.key, plan.ledger.reuse
+    for item in catalog.published:  # every story on every save: kept lean
+        stand_in = plan.stand_ins.get(item.url_path) if plan.stand_ins else None
         if stand_in is not None and stand_in.item == item:
             keys[item.url_path] = keep_stand_in(stand_in, ctx, plan)
             digests[item.url_path] = stand_in.json_digest
             markdown[item.url_path] = stand_in.markdown
             continue
-        key = keys[item.url_path] = plan.keys.key(
-            (item.digest, story_page_inputs(item, ctx.catalog, ctx.config)), recurring=True)
-        kept = plan.ledger.reuse(item.url_path, key)
+        key = keys[item.url_path] = key_of(
+            (item.digest, story_page_inputs(item, catalog, config)), recurring=True)
+        kept = reuse(item.url_path, key)
         if kept is None:
             todo.append((item, key))
         else:

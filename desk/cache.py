@@ -18,7 +18,7 @@ Two parts, kept apart:
     desk-urls.json): `recall_history` says which copy a build starts from.
 - **session** (`Session`), kept in memory by a long-running process (desk serve) and
   never saved: the template environment, feed entries, unit keys, the files of the
-  live folder.
+  live folder, the findings across stories, the content's file lists.
 
 The saved state is tied to one output folder by the site id in its marker; state that
 does not match the folder on disk is ignored, and a build without any cache is always
@@ -40,10 +40,12 @@ from typing import Any
 
 import orjson
 
+from desk.checks import KeptChecks
 from desk.findings import Finding
 from desk.gitblobs import blob_id, clean_blobs
 from desk.history import UrlHistory, history_from_json, read_history_file
 from desk.keys import KeyCache
+from desk.listing import ContentListing
 from desk.loader import LoadedStory, Summary
 from desk.urls import URL_HISTORY, relative_file
 from desk.writer import Spare, site_id_of
@@ -136,6 +138,10 @@ class Session:
     # The files the watcher saw change since the last build (None: not known, so every
     # file's stat is taken); the others are recalled without touching the disk.
     changed: set[str] | None = None
+    # The checks across stories, kept up to date for the stories that changed.
+    across: KeptChecks = field(default_factory=KeptChecks.kept)
+    # The content's file lists, kept up to date from `changed`.
+    listing: ContentListing = field(default_factory=ContentListing)
 
 
 @dataclass

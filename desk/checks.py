@@ -52,6 +52,7 @@ class Problem:
 
 StoryRule = Callable[[Story, Config], Iterator[Problem]]
 AcrossRule = Callable[[Sequence[LoadedStory], Config], Iterator[Finding]]
+AcrossRun = Callable[[Sequence[LoadedStory], Config], list[Finding]]
 WithdrawalRule = Callable[[Sequence[LoadedWithdrawal], Sequence[LoadedStory], UrlHistory],
                           Iterator[Finding]]
 
@@ -65,6 +66,139 @@ def check_story(path: str, story: Story, config: Config) -> list[Finding]:
 def check_across(stories: Sequence[LoadedStory], config: Config) -> list[Finding]:
     """The findings that need every story, rule by rule."""
     return [finding for rule in ACROSS_RULES for finding in rule(stories, config)]
+
+
+class AcrossChecks:
+    """The findings of `check_across` kept between builds of a long-running process
+    (desk serve) and brought up to date for the stories that changed only.
+
+    Each rule across stories but one sees groups that never affect each other (stories
+    of one URL, of one id, of one newsroom): only the groups a changed story leaves or
+    joins are checked again, with the rule itself. Related links are resolved once per
+    version of a story, and checked again when the story changes or a story at a URL
+    they lead to comes or goes. The findings are those of `check_across` on the same
+    stories, in the same order within each file.
+    """
+
+    def __init__(self) -> None:
+        self._start(None)
+
+    def _start(self, config: Config | None) -> None:
+        """Forget every story (another config may find otherwise)."""
+        self._config = config
+        self._known: dict[str, LoadedStory] = {}  # by file path
+        # Per grouped rule: group → the paths in it, and the group's findings.
+        self._members: list[dict[str, set[str]]] = [{} for _ in _GROUPED]
+        self._found: list[dict[str, list[Finding]]] = [{} for _ in _GROUPED]
+        self._urls: dict[str, int] = {}  # how many stories have each URL path
+        self._wanted: dict[str, set[str]] = {}  # URL path → files linking to it
+        self._links: dict[str, list[tuple[int, str, str]]] = {}  # path → its internal links
+        self._related: dict[str, list[Finding]] = {}  # path → its related-missing findings
+
+    def check(self, stories: Sequence[LoadedStory], config: Config) -> list[Finding]:
+        """The findings `check_across(stories, config)` gives."""
+        if config != self._config:
+            self._start(config)
+        current = {item.path: item for item in stories}
+        changed = [path for path in current.keys() | self._known.keys()
+                   if not _same(current.get(path), self._known.get(path))]
+        old = self._known
+        self._known = current
+        order = {item.path: i for i, item in enumerate(stories)}
+        changes = [(old.get(p), current.get(p)) for p in changed]
+        for n in range(len(_GROUPED)):
+            self._regroup(n, changes, order, config)
+        self._relink(changed, old, config)
+        found = [f for group in self._found[0].values() for f in group]
+        found += [f for group in self._found[1].values() for f in group]
+        found += [f for item in stories for f in self._related.get(item.path, ())]
+        found += [f for group in self._found[2].values() for f in group]
+        found += reuse_terms_stated(stories, config)
+        return found
+
+    def _regroup(self, n: int, changes: list[tuple[LoadedStory | None, LoadedStory | None]],
+                 order: dict[str, int], config: Config) -> None:
+        """Check again the groups of grouped rule `n` that a changed story left or joined."""
+        rule, group_of = _GROUPED[n]
+        members, found = self._members[n], self._found[n]
+        touched: set[str] = set()
+        for before, after in changes:
+            if before is not None:
+                members[group_of(before)].discard(before.path)
+                touched.add(group_of(before))
+            if after is not None:
+                members.setdefault(group_of(after), set()).add(after.path)
+                touched.add(group_of(after))
+        for group in touched:
+            paths = members.get(group)
+            if not paths:
+                members.pop(group, None)
+                found.pop(group, None)
+                continue
+            items = [self._known[p] for p in sorted(paths, key=order.__getitem__)]
+            found[group] = list(rule(items, config))
+
+    def _relink(self, changed: list[str], old: dict[str, LoadedStory], config: Config) -> None:
+        """Bring the related-missing findings up to date."""
+        recheck = set(changed)
+        for path in changed:
+            before, after = old.get(path), self._known.get(path)
+            for url in (before.url_path if before else None, after.url_path if after else None):
+                if url is not None:
+                    recheck |= self._wanted.get(url, set())
+            if before is not None:
+                self._count(before.url_path, -1)
+                for _, _, target in self._links.pop(path, ()):
+                    self._wanted[target].discard(path)
+            if after is not None:
+                self._count(after.url_path, 1)
+                self._links[path] = list(_internal_links(after, config))
+                for _, _, target in self._links[path]:
+                    self._wanted.setdefault(target, set()).add(path)
+        for path in recheck:
+            item = self._known.get(path)
+            self._related.pop(path, None)
+            if item is None:
+                continue
+            missing = [Finding(path, f"/related/{i}/url", RELATED_MISSING,
+                               f"{url} points at a story that is not in the content",
+                               severity="warning")
+                       for i, url, target in self._links[path] if target not in self._urls]
+            if missing:
+                self._related[path] = missing
+
+    def _count(self, url: str, step: int) -> None:
+        count = self._urls.get(url, 0) + step
+        if count:
+            self._urls[url] = count
+        else:
+            del self._urls[url]
+
+
+@dataclass(frozen=True)
+class KeptChecks:
+    """How a build checks across stories: the stories, and the stories with the drafts
+    shown (each `check_across`, or an AcrossChecks of its own kept between builds)."""
+
+    stories: AcrossRun
+    shown: AcrossRun
+
+    @classmethod
+    def kept(cls) -> KeptChecks:
+        """Checks kept up to date between builds."""
+        return cls(AcrossChecks().check, AcrossChecks().check)
+
+
+def _same(a: LoadedStory | None, b: LoadedStory | None) -> bool:
+    return a is b or (a is not None and b is not None and a == b)
+
+
+def _internal_links(item: LoadedStory, config: Config) -> Iterator[tuple[int, str, str]]:
+    """A story's related links to this site's stories: (index, URL, site path)."""
+    for i, (url, _) in enumerate(item.summary.related):
+        path = urls.internal_story_path(url, config, item.summary.url)
+        if path is not None:
+            yield i, url, path
 
 
 def check_withdrawals(withdrawals: Sequence[LoadedWithdrawal], stories: Sequence[LoadedStory],
@@ -259,6 +393,14 @@ ACROSS_RULES: tuple[AcrossRule, ...] = (
     related_resolve,
     newsroom_titles_agree,
     reuse_terms_stated,
+)
+
+# The rules across stories whose findings stay within groups of stories, each with
+# what groups it (AcrossChecks keeps them up to date group by group).
+_GROUPED: tuple[tuple[AcrossRule, Callable[[LoadedStory], str]], ...] = (
+    (unique_urls, lambda item: item.url_path),
+    (unique_ids, lambda item: item.summary.id),
+    (newsroom_titles_agree, lambda item: item.summary.newsroom),
 )
 
 WITHDRAWAL_RULES: tuple[WithdrawalRule, ...] = (

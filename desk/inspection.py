@@ -15,9 +15,9 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 
-from desk.cache import Inspected, InspectionCache, file_stat
+from desk.cache import Inspected, InspectionCache, Session, file_stat
 from desk.catalog import Content
-from desk.checks import check_across, check_story, check_withdrawals
+from desk.checks import KeptChecks, check_across, check_story, check_withdrawals
 from desk.config import Config
 from desk.findings import Finding, sort_findings
 from desk.history import UrlHistory
@@ -70,27 +70,32 @@ class Inspection:
 
 
 def inspect_content(config: Config, cache: InspectionCache | None = None,
-                    jobs: int = 1, history: UrlHistory | None = None) -> Inspection:
+                    jobs: int = 1, history: UrlHistory | None = None,
+                    session: Session | None = None) -> Inspection:
     """Load the content and check it: what `desk check` prints and `desk build` gates on
-    (`history`: the URL history, which knows the ids of stories no longer in content)."""
+    (`history`: the URL history, which knows the ids of stories no longer in content;
+    `session`: what a long-running process keeps, the file lists and the checks across
+    stories, brought up to date for the files that changed)."""
     content = config.content_dir
     if not content.is_dir():
         return Inspection((), (Finding(str(content), "", "content-missing",
                                        "content folder not found"),))
     findings: list[Finding] = []
     draft_findings: list[Finding] = []
-    paths = content_files(content, STORIES, findings)
-    draft_paths = content_files(content, DRAFTS, draft_findings)
+    listed = (partial(session.listing.files, changed=session.changed)
+              if session is not None else content_files)
+    paths = listed(content, STORIES, findings)
+    draft_paths = listed(content, DRAFTS, draft_findings)
     parsed: dict[str, ParsedStory] = {}
     results = _inspect_files(paths + draft_paths, config, cache, jobs, parsed)
     stories = _valid(paths, results, findings)
     drafts = [replace(item, draft=True) for item in _valid(draft_paths, results,
                                                            draft_findings)]
-    findings += check_across(stories, config)
+    kept = session.across if session is not None else KeptChecks(check_across, check_across)
+    findings += kept.stories(stories, config)
     if drafts:  # checked with the stories, so a draft may not take a story's URL or id
         shown = set(draft_paths)
-        draft_findings += [f for f in check_across(stories + drafts, config)
-                           if f.path in shown]
+        draft_findings += [f for f in kept.shown(stories + drafts, config) if f.path in shown]
     withdrawals = _withdrawals(content, findings)
     findings += check_withdrawals(withdrawals, stories + drafts, history or UrlHistory())
     return Inspection(tuple(stories), tuple(sort_findings(findings)), parsed, tuple(drafts),

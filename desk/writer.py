@@ -615,6 +615,11 @@ class LiveFolder:
     def swap_in(self, site_id: str) -> None:
         """Write the new files and delete the stale ones, under the lock."""
         current = self._kept
+        new = [relative for relative in self._pending if relative not in self._present]
+        # Every kept file is a present one or a new one, so the stale files (present, not
+        # kept) are counted without comparing every file of the site: most saves have none.
+        stale_count = len(self._present) - (len(current) - len(new))
+        stale = sorted(self._present - current) if stale_count else []
         with self._lock:
             for relative, data in self._pending.items():
                 target = self.out_dir / relative
@@ -624,12 +629,12 @@ class LiveFolder:
                 temporary = target.with_name(f".{target.name}.desk-new")
                 temporary.write_bytes(data)
                 os.replace(temporary, target)
-            for relative in sorted(self._present - current):
+            for relative in stale:
                 with contextlib.suppress(FileNotFoundError):
                     (self.out_dir / relative).unlink()
             (self.out_dir / MARKER).write_bytes(_MARKER_TEXT + f"site-id: {site_id}\n".encode())
-        self._present.clear()
-        self._present.update(current)
+        self._present.difference_update(stale)
+        self._present.update(new)
 
     def discard(self) -> None:
         """Forget the held files; the folder was never touched."""
