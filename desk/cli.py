@@ -7,13 +7,15 @@ Exit status: 0 ok, 1 content errors (or a deploy refused or failed), 2 usage err
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import json
 import os
 import re
 import sys
 import time
 import webbrowser
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -186,33 +188,47 @@ def build_command(content: Path | None, out: Path | None, base_url: str | None,
     target: Target = (FreshStaging(out) if no_cache else
                       ChangesOnly(out) if changes_only else RecycledSpare(out))
     cache = BuildCache() if no_cache else BuildCache.saved_for(config.cache_dir, out)
-    if render_all:
-        cache.state.disown()
-    cache.history = given_history(url_history)
-    built_at = now or datetime.now(UTC)
-    report = build(config, Clock(built_at, future, drafts, hold_back), target, cache, jobs,
-                   bar.update)
-    bar.finish()
-    echo_findings(report.findings if level > QUIET else report.errors)
-    echo_held_back(report.held_back)
-    size = site_budget(report, built_at, report_file is not None)
-    write_reports(report, report_file, size)
-    if not report.ok:
-        click.echo(f"Build failed: {len(report.errors)} error(s); "
-                   f"{config.output_dir} was left as it was.", err=True)
-        sys.exit(1)
-    if level > QUIET:
-        click.echo(summary(report))
-        if size is not None:
-            click.echo(size_line(size))
-    if size is not None and size["warning"]:
-        click.echo(size["warning"], err=True)
-    if level >= VERBOSE:
-        click.echo(details(report, jobs), err=True)
-    if report.held_back:
-        click.echo(f"{len(report.held_back)} story file(s) held back: the site was built "
-                   "without them; fix them and build again.", err=True)
-        sys.exit(HELD_BACK)
+    # What the build reads first (the saved state) lives as long as it: the cyclic garbage
+    # collector need not scan it again and again (at 100,000 stories, seconds a build).
+    with frozen_heap():
+        if render_all:
+            cache.state.disown()
+        cache.history = given_history(url_history)
+        built_at = now or datetime.now(UTC)
+        report = build(config, Clock(built_at, future, drafts, hold_back), target, cache, jobs,
+                       bar.update)
+        bar.finish()
+        echo_findings(report.findings if level > QUIET else report.errors)
+        echo_held_back(report.held_back)
+        size = site_budget(report, built_at, report_file is not None)
+        write_reports(report, report_file, size)
+        if not report.ok:
+            click.echo(f"Build failed: {len(report.errors)} error(s); "
+                       f"{config.output_dir} was left as it was.", err=True)
+            sys.exit(1)
+        if level > QUIET:
+            click.echo(summary(report))
+            if size is not None:
+                click.echo(size_line(size))
+        if size is not None and size["warning"]:
+            click.echo(size["warning"], err=True)
+        if level >= VERBOSE:
+            click.echo(details(report, jobs), err=True)
+        if report.held_back:
+            click.echo(f"{len(report.held_back)} story file(s) held back: the site was built "
+                       "without them; fix them and build again.", err=True)
+            sys.exit(HELD_BACK)
+
+
+@contextlib.contextmanager
+def frozen_heap() -> Iterator[None]:
+    """Every object made so far is left out of cyclic garbage collection meanwhile (still
+    freed when no longer referenced); a process that goes on afterwards gets them back."""
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
 
 
 def echo_held_back(held: tuple[HeldStory, ...]) -> None:
