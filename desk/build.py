@@ -60,7 +60,7 @@ from desk.render.story import RenderedStory, Wanted, render_story_unit
 from desk.render.templates import make_environment, site_context, template_finding
 from desk.render.view import story_page_inputs
 from desk.search import Indexed, Pages, index_search
-from desk.target import ChangesOnly, InPlace, RecycledSpare, Target, open_writer
+from desk.target import ChangesOnly, RecycledSpare, Target, open_writer
 from desk.writer import LastSiteIncomplete, SiteWriter, WriteError
 
 Progress = Callable[[int, int], None]
@@ -210,7 +210,7 @@ def _build(config: Config, clock: Clock, target: Target, cache: BuildCache,
             cache.forget()  # the next build starts afresh
         return BuildReport(False, _with_held([failure, *findings], held),
                            timings=timer.timings)
-    cache.state.advance(writer.previous_id, ledger.units, _loose(target, writer, ledger),
+    cache.state.advance(writer.previous_id, ledger.units, writer.loose_files(ledger.files),
                         site_id)
     cache.state.history = catalog.history
     cache.state.search = indexed.sealed
@@ -221,12 +221,6 @@ def _build(config: Config, clock: Clock, target: Target, cache: BuildCache,
                        skipped=catalog.skipped, redirects=catalog.redirects,
                        withdrawn=catalog.notices, whole=not isinstance(target, ChangesOnly),
                        held_back=held)
-
-
-def _loose(target: Target, writer: SiteWriter, ledger: Ledger) -> tuple[str, ...]:
-    """The files of the new site outside any unit; none for the live preview, which keeps
-    no spare (so no set of every file of the site on every save)."""
-    return () if isinstance(target, InPlace) else writer.loose_files(ledger.files())
 
 
 def _index_search(ctx: RenderContext, cache: BuildCache, ledger: Ledger, writer: SiteWriter

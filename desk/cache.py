@@ -246,18 +246,12 @@ class InspectionCache:
         return known.story, known.findings
 
     def remember(self, path: str, stat: Stat | None, result: Inspected) -> None:
-        """Remember a file's inspection under the stat taken before it was read (with the
-        blob id of its bytes when git tracks the content)."""
-        if stat is None:
-            return
-        story = result[0]
-        blob = ""
-        if story is not None and self._git_blobs():
-            data = _bytes_of(path)
-            # The bytes read now must be the ones inspected (an editor may have saved).
-            if data is not None and hashlib.sha256(data).hexdigest() == story.digest:
-                blob = blob_id(data)
-        self._state.inspected[path] = FileRecord(stat, *result, blob)
+        """Remember a file's inspection under the stat taken before it was read, with the
+        blob id of the bytes inspected."""
+        if stat is not None:
+            story = result[0]
+            self._state.inspected[path] = FileRecord(stat, *result,
+                                                     story.blob if story is not None else "")
 
     def _same_bytes(self, path: str, stat: Stat, known: FileRecord) -> str | None:
         """The blob id of a touched file's bytes when they are the ones `known` was

@@ -109,12 +109,12 @@ class AcrossChecks:
         for n in range(len(_GROUPED)):
             self._regroup(n, changes, order, config)
         self._relink(changed, old, config)
-        found = [f for group in self._found[0].values() for f in group]
-        found += [f for group in self._found[1].values() for f in group]
-        found += [f for item in stories for f in self._related.get(item.path, ())]
-        found += [f for group in self._found[2].values() for f in group]
-        found += reuse_terms_stated(stories, config)
-        return found
+        kept = {rule: [f for group in self._found[n].values() for f in group]
+                for n, (rule, _) in enumerate(_GROUPED)}
+        kept[related_resolve] = [f for item in stories for f in self._related.get(item.path, ())]
+        # In check_across's order; a rule not kept up to date (reuse terms) runs whole.
+        return [finding for rule in ACROSS_RULES
+                for finding in (kept[rule] if rule in kept else rule(stories, config))]
 
     def _regroup(self, n: int, changes: list[tuple[LoadedStory | None, LoadedStory | None]],
                  order: dict[str, int], config: Config) -> None:
@@ -160,9 +160,7 @@ class AcrossChecks:
             self._related.pop(path, None)
             if item is None:
                 continue
-            missing = [Finding(path, f"/related/{i}/url", RELATED_MISSING,
-                               f"{url} points at a story that is not in the content",
-                               severity="warning")
+            missing = [_related_missing(path, i, url)
                        for i, url, target in self._links[path] if target not in self._urls]
             if missing:
                 self._related[path] = missing
@@ -313,12 +311,14 @@ def related_resolve(stories: Sequence[LoadedStory], config: Config) -> Iterator[
     """Related links to this site's stories lead to stories in the content."""
     known_paths = {item.url_path for item in stories}
     for item in stories:
-        for i, (url, _) in enumerate(item.summary.related):
-            path = urls.internal_story_path(url, config, item.summary.url)
-            if path is not None and path not in known_paths:
-                yield Finding(item.path, f"/related/{i}/url", RELATED_MISSING,
-                              f"{url} points at a story that is not in the content",
-                              severity="warning")
+        for i, url, path in _internal_links(item, config):
+            if path not in known_paths:
+                yield _related_missing(item.path, i, url)
+
+
+def _related_missing(path: str, index: int, url: str) -> Finding:
+    return Finding(path, f"/related/{index}/url", RELATED_MISSING,
+                   f"{url} points at a story that is not in the content", severity="warning")
 
 
 def newsroom_titles_agree(stories: Sequence[LoadedStory], config: Config

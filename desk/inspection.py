@@ -162,4 +162,4 @@ def inspect_file(path: str, config: Config, keep: dict[str, ParsedStory] | None 
     story = parsed.story
     findings += layout_warnings(path, story, config)
     findings += check_story(path, story, config)
-    return LoadedStory.of(path, story, parsed.digest), tuple(findings)
+    return LoadedStory.of(path, story, parsed.digest, parsed.blob), tuple(findings)

@@ -12,7 +12,7 @@ import json
 import os
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -24,6 +24,7 @@ from pydantic import ValidationError
 from desk import urls
 from desk.config import Config
 from desk.findings import Finding, escape_pointer
+from desk.gitblobs import blob_id
 from desk.models import Story, Withdrawal
 from desk.prose import clean_text
 
@@ -100,18 +101,20 @@ class Summary:
 @dataclass(frozen=True, slots=True)
 class LoadedStory:
     """A valid story file: where it is, its summary and the sha256 of its bytes; `draft`
-    when it lies below content/drafts/."""
+    when it lies below content/drafts/; `blob`, the git blob id of its bytes, when they
+    were just read (the inspection cache keeps it)."""
 
     path: str
     summary: Summary
     digest: str
     url_path: str
     draft: bool = False
+    blob: str = field(default="", compare=False)
 
     @classmethod
-    def of(cls, path: str, story: Story, digest: str) -> LoadedStory:
+    def of(cls, path: str, story: Story, digest: str, blob: str = "") -> LoadedStory:
         """The record of a story just validated."""
-        return cls(path, Summary.of(story), digest, story_url_path(story))
+        return cls(path, Summary.of(story), digest, story_url_path(story), blob=blob)
 
 
 class ContentChanged(Exception):
@@ -195,11 +198,12 @@ def content_files(content: Path, folder: str, findings: list[Finding]) -> list[s
 @dataclass(frozen=True)
 class ParsedStory:
     """A valid story file's model, the JSON it was validated from (whose key order is
-    index.json's) and the sha256 of its bytes."""
+    index.json's), the sha256 of its bytes and their git blob id (desk.gitblobs)."""
 
     story: Story
     data: dict[str, Any]
     digest: str
+    blob: str = ""
 
 
 def parse_story_file(path: Path, findings: list[Finding]) -> ParsedStory | None:
@@ -211,7 +215,7 @@ def parse_story_file(path: Path, findings: list[Finding]) -> ParsedStory | None:
     story = validate_story(data, shown, findings)
     if story is None:
         return None
-    return ParsedStory(story, data, hashlib.sha256(raw_bytes).hexdigest())
+    return ParsedStory(story, data, hashlib.sha256(raw_bytes).hexdigest(), blob_id(raw_bytes))
 
 
 def read_json_file(path: Path, findings: list[Finding]) -> tuple[str, bytes, Any] | None:

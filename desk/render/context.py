@@ -8,7 +8,7 @@ rendered (feed entries, the latest edition's Markdown).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -61,6 +61,12 @@ class RenderContext:
     def story_key(self, path: str, fallback: str) -> str:
         """A story's unit key (its file digest when it has none)."""
         return self.stories.keys.get(path, fallback)
+
+    def story_keys(self, stories: Iterable[LoadedStory]) -> list[str]:
+        """The unit keys of stories, as `story_key` gives each (list pages ask for every
+        story of the site on every build: one call, not one a story)."""
+        keys = self.stories.keys
+        return [keys.get(s.url_path, s.digest) for s in stories]
 
 
 @dataclass(frozen=True)

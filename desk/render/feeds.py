@@ -88,7 +88,7 @@ def feed_units(ctx: RenderContext) -> Units:
         newsroom, title, description, members = scope
         inputs = (urls.feed_path(urls.FEED_RSS, newsroom), title, description,
                   "" if members else isotime(ctx.now),
-                  *(ctx.story_key(s.url_path, s.digest) for s in members))
+                  *ctx.story_keys(members))
         yield Unit(inputs[0], inputs, partial(render_feed, ctx, scope))
 
 

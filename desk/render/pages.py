@@ -213,8 +213,7 @@ def members_inputs(ctx: RenderContext, path: str, template: str,
                    stories: Sequence[LoadedStory], *extra: str) -> tuple[str, ...]:
     """The inputs of a page that shows only its member stories (and `extra`): each
     story's own key covers all of the story a page can show, its newsroom's title too."""
-    keys = ctx.stories.keys  # ctx.story_key, without a call per story
-    return (path, template, *extra, *[keys.get(s.url_path, s.digest) for s in stories])
+    return (path, template, *extra, *ctx.story_keys(stories))
 
 
 def newest(stories: Sequence[LoadedStory]) -> datetime:
