@@ -2,7 +2,8 @@
 
 Two parts, kept apart:
 
-- **saved state** (`SavedState`), written to `.desk-cache/` after every `desk build`:
+- **saved state** (`SavedState`, desk.state), written to `.desk-cache/` after every
+  `desk build`:
   - inspected story files (summary, digest, git blob id and findings) by path, valid
     while the file's stat is unchanged, or when only the stat changed (a fresh checkout)
     while git holds the file unchanged with the same blob id (desk.gitblobs), or else
@@ -28,103 +29,24 @@ correct.
 from __future__ import annotations
 
 import contextlib
-import gc
 import hashlib
 import os
-import re
-import sys
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from desk.checks import KeptChecks
 from desk.findings import Finding
 from desk.gitblobs import blob_id, clean_blobs
-from desk.history import UrlHistory, history_from_json, read_history_file
+from desk.history import UrlHistory, read_history_file
 from desk.keys import KeyCache
 from desk.listing import ContentListing
-from desk.loader import LoadedStory, Summary
+from desk.loader import LoadedStory
+from desk.state import SUFFIX, FileRecord, SavedState, Stat, read_state, write_state
 from desk.urls import URL_HISTORY, relative_file
-from desk.writer import Spare, site_id_of
+from desk.writer import site_id_of
 
-CACHE_VERSION = 7
-# Saved states of output folders kept at most (the oldest go first).
-MAX_SAVED = 20
-
-Stat = tuple[int, int, int]
 Inspected = tuple[LoadedStory | None, tuple[Finding, ...]]
-
-
-@dataclass(frozen=True)
-class UnitRecord:
-    """What was rendered for one unit: its key, its files and its index.json digest."""
-
-    key: str
-    files: tuple[str, ...]
-    json_digest: str = ""
-
-
-@dataclass(frozen=True)
-class FileRecord:
-    """A story file's inspection, valid while its stat is unchanged (or its blob id, in
-    git's view, when it has one: the blob id of the bytes inspected)."""
-
-    stat: Stat
-    story: LoadedStory | None
-    findings: tuple[Finding, ...]
-    blob: str = ""
-    saved: Any = None  # its JSON form when read from disk (saved again as is)
-
-    def to_json(self) -> Any:
-        """The JSON form of this record."""
-        if self.saved is not None:
-            return self.saved
-        return [list(self.stat), _story_to_json(self.story),
-                [_finding_to_json(f) for f in self.findings], self.blob]
-
-
-@dataclass
-class SavedState:
-    """What the next build needs to know of this one."""
-
-    site_id: str = ""
-    units: dict[str, UnitRecord] = field(default_factory=dict)
-    loose: tuple[str, ...] = ()  # files of the current site outside any unit
-    check_key: str = ""  # what the inspected files' findings were checked against
-    inspected: dict[str, FileRecord] = field(default_factory=dict)
-    spare: Spare | None = None
-    history: UrlHistory | None = None  # after the build that made the site `site_id`
-    # The sealed search bundles of the site `site_id`: name → entry tokens.
-    search: dict[str, tuple[str, ...]] = field(default_factory=dict)
-
-    def describes(self, live_id: str | None) -> bool:
-        """True when this state is of the live site (`live_id`: its id)."""
-        return bool(self.site_id) and self.site_id == live_id
-
-    def units_of(self, live_id: str | None) -> dict[str, UnitRecord]:
-        """The units of the live site, if this state describes it (else none)."""
-        return self.units if self.describes(live_id) else {}
-
-    def search_of(self, live_id: str | None) -> dict[str, tuple[str, ...]]:
-        """The sealed search bundles of the live site, if this state describes it."""
-        return self.search if self.describes(live_id) else {}
-
-    def disown(self) -> None:
-        """Forget the sites this state describes (their files cannot be trusted); keep
-        the inspections and the URL history."""
-        self.site_id, self.units, self.loose, self.spare = "", {}, (), None
-        self.search = {}
-
-    def advance(self, live_id: str | None, units: dict[str, UnitRecord],
-                loose: tuple[str, ...], site_id: str) -> None:
-        """Describe the site just swapped in; the one it replaced becomes the spare."""
-        known = self.describes(live_id)
-        self.spare = Spare(self.site_id, dict(self.units), self.loose) if known else None
-        self.units, self.loose = units, loose
-        self.site_id = site_id
 
 
 @dataclass
@@ -159,7 +81,7 @@ class BuildCache:
     def saved_for(cls, cache_dir: Path, out_dir: Path) -> BuildCache:
         """The state saved for an output folder (empty when none or unreadable)."""
         where = hashlib.sha256(str(out_dir.resolve()).encode()).hexdigest()[:12]
-        file = cache_dir / f"{out_dir.name}-{where}.json"
+        file = cache_dir / f"{out_dir.name}-{where}{SUFFIX}"
         return cls(read_state(file), file)
 
     def save(self) -> None:
@@ -240,9 +162,7 @@ class InspectionCache:
             blob = self._same_bytes(path, stat, known)
             if blob is None:
                 return None
-            saved = None if known.saved is None else [list(stat), *known.saved[1:3], blob]
-            self._state.inspected[path] = FileRecord(stat, known.story, known.findings, blob,
-                                                     saved)
+            self._state.inspected[path] = FileRecord(stat, known.story, known.findings, blob)
         return known.story, known.findings
 
     def remember(self, path: str, stat: Stat | None, result: Inspected) -> None:
@@ -274,171 +194,8 @@ class InspectionCache:
         return self._blobs
 
 
-def write_state(state: SavedState, path: Path) -> None:
-    """Save a state atomically; keep at most MAX_SAVED states in its folder."""
-    spare = state.spare or Spare("", {}, ())
-    data = {
-        "version": CACHE_VERSION,
-        "site_id": state.site_id,
-        "units": {k: [u.key, _files_to_json(k, u.files), u.json_digest]
-                  for k, u in state.units.items()},
-        "check_key": state.check_key,
-        "inspected": {k: p.to_json() for k, p in state.inspected.items()},
-        "loose": list(state.loose),
-        "history": state.history.to_json() if state.history is not None else None,
-        "search": {name: " ".join(tokens) for name, tokens in state.search.items()},
-        # The spare's units, as far as they differ from the current ones (most do not).
-        "spare": {"site_id": spare.site_id, "loose": list(spare.loose),
-                  "units": {k: [u.key, _files_to_json(k, u.files)]
-                            for k, u in spare.units.items()
-                            if k not in state.units or not _same_unit(state.units[k], u)},
-                  "absent": [k for k in state.units if k not in spare.units]},
-    }
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(path.name + ".tmp")
-    temporary.write_bytes(orjson.dumps(data))
-    os.replace(temporary, path)
-    _prune(path.parent, keep=path)
-
-
-def read_state(path: Path) -> SavedState:
-    """A saved state, or an empty one if there is none or it is unreadable."""
-    with _collector_paused():
-        return _read_state(path)
-
-
-@contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
-    """No cyclic garbage collection meanwhile: reading a large state makes no cycles,
-    while the collector's scans of the growing heap cost about as much as the reading."""
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if collecting:
-            gc.enable()
-
-
-def _read_state(path: Path) -> SavedState:
-    try:
-        data = orjson.loads(path.read_bytes())
-        if data.get("version") != CACHE_VERSION:
-            return SavedState()
-        units = {k: UnitRecord(v[0], _files_from_json(k, v[1]), v[2])
-                 for k, v in data["units"].items()}
-        inspected = {k: FileRecord((v[0][0], v[0][1], v[0][2]), _story_from_json(v[1]),
-                                   tuple(Finding(*f) for f in v[2]), str(v[3]), v)
-                     for k, v in data["inspected"].items()}
-        history = data["history"]
-        return SavedState(site_id=str(data["site_id"]), units=units,
-                          loose=_files_from_json("/", data["loose"]),
-                          check_key=str(data["check_key"]), inspected=inspected,
-                          spare=_spare_from_json(data["spare"], units),
-                          history=None if history is None else history_from_json(history),
-                          search=_search_from_json(data["search"]))
-    except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
-        return SavedState()
-
-
-# A sealed search bundle's name, as desk.bundles makes them: it names a site folder.
-_SEALED_NAME = re.compile(r"s-[0-9a-f]{16}")
-
-
-def _search_from_json(data: Any) -> dict[str, tuple[str, ...]]:
-    sealed = {}
-    for name, tokens in data.items():
-        if _SEALED_NAME.fullmatch(name) is None:
-            raise ValueError(f"{name!r} is not a search bundle")
-        sealed[name] = tuple(tokens.split())
-    return sealed
-
-
-def _spare_from_json(spare: Any, units: dict[str, UnitRecord]) -> Spare | None:
-    if not spare["site_id"]:
-        return None
-    absent = set(spare["absent"])
-    spare_units = {k: u for k, u in units.items() if k not in absent}
-    spare_units.update((k, UnitRecord(v[0], _files_from_json(k, v[1])))
-                       for k, v in spare["units"].items())
-    return Spare(str(spare["site_id"]), spare_units, _files_from_json("/", spare["loose"]))
-
-
-# A story's files, and a list page's: saved as their count when a unit has exactly these.
-_USUAL_FILES = {3: ("index.html", "index.md", "index.json"), 2: ("index.html", "index.json")}
-
-
-# A site folder: /, or /SEGMENT/.../ with no empty, "." or ".." segment, backslash or NUL.
-_SITE_FOLDER = re.compile(r"/(?:(?!\.\.?/)[^/\\\x00]+/)*")
-
-
-def _usual_files(unit_id: str, count: int) -> tuple[str, ...]:
-    # A cheap test of what relative_file checks in full: a cache file must never name a
-    # file outside the site. Most folders pass the quicker test (no segment is empty or
-    # starts with a dot, no backslash or NUL); the pattern decides the others.
-    if not _plain_folder(unit_id) and _SITE_FOLDER.fullmatch(unit_id) is None:
-        raise ValueError(f"unit {unit_id!r} is not a site folder")
-    return tuple(unit_id[1:] + name for name in _USUAL_FILES[count])
-
-
-def _plain_folder(unit_id: str) -> bool:
-    return (unit_id[:1] == "/" and unit_id[-1:] == "/" and "//" not in unit_id
-            and "/." not in unit_id and "\\" not in unit_id and "\x00" not in unit_id)
-
-
-def _files_to_json(unit_id: str, files: tuple[str, ...]) -> int | list[str]:
-    count = len(files)
-    if count in _USUAL_FILES and unit_id.endswith("/") and files == _usual_files(unit_id, count):
-        return count
-    return list(files)
-
-
-def _files_from_json(unit_id: str, data: int | list[str]) -> tuple[str, ...]:
-    if isinstance(data, int):
-        return _usual_files(unit_id, data)
-    # relative_file checks in full what the quicker test passes for most names.
-    return tuple(name if _plain_folder("/" + name + "/") else relative_file("/" + name)
-                 for name in data)
-
-
-def _same_unit(a: Any, b: Any) -> bool:
-    return bool(a.key == b.key and a.files == b.files)
-
-
-def _prune(folder: Path, keep: Path) -> None:
-    saved = sorted(folder.glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
-    for old in saved[MAX_SAVED:]:
-        if old != keep:
-            old.unlink(missing_ok=True)
-
-
 def _bytes_of(path: str) -> bytes | None:
     try:
         return Path(path).read_bytes()
     except OSError:
         return None
-
-
-def _story_to_json(item: LoadedStory | None) -> Any:
-    if item is None:
-        return None
-    return [item.path, item.digest, item.url_path, item.summary.to_list()]
-
-
-# The summary fields that most stories share with others (newsroom, its title, edition,
-# trust labels): read as one string each, for the summaries and their saved JSON form.
-_SHARED_FIELDS = (5, 6, 7, 10, 11)
-
-
-def _story_from_json(data: Any) -> LoadedStory | None:
-    if data is None:
-        return None
-    summary = data[3]
-    for i in _SHARED_FIELDS:
-        if isinstance(summary[i], str):
-            summary[i] = sys.intern(summary[i])
-    return LoadedStory(data[0], Summary.from_list(summary), data[1], data[2])
-
-
-def _finding_to_json(f: Finding) -> list[Any]:
-    return [f.path, f.pointer, f.code, f.message, f.severity, f.line, f.column]

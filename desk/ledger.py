@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import Protocol
 
 from desk import keys
-from desk.cache import UnitRecord
 from desk.render import Output
+from desk.state import UnitRecord
 from desk.urls import relative_file
 
 

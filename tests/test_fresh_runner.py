@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from conftest import Result, tree, write_tree
+from savedstate import set_unit_keys, state_files
 from searchindex import live_entries, without_search
 from storygen import make_story, write_story
 from test_deploy import BUCKET, Server, Site, aws_env, live, run_deploy, s3, stored
@@ -158,8 +159,8 @@ def test_changes_with_no_usable_cache_are_the_whole_site(
     site.build()
     assert run_deploy(desk, s3, site, "lost")[0].exit_code == 0
     fresh_runner(site)
-    for state in site.cache.glob("*.json"):
-        state.write_bytes(b'{"version": 5, "site_id": "x", "units": {"/": [')  # cut short
+    for state in state_files(site.cache):
+        state.write_bytes(b"SQLite format 3\x00\x10\x00")  # cut short
     hourly_changes(site)
     assert changes_build(desk, site).exit_code == 0
     written = tree(site.out)
@@ -199,8 +200,8 @@ def test_restored_state_that_does_not_match_still_builds_right(
 
     # A state file that is corrupt.
     restore(site, saved)
-    for state in site.cache.glob("*.json"):
-        state.write_bytes(state.read_bytes()[: 1000])
+    for state in state_files(site.cache):
+        state.write_bytes(state.read_bytes()[: len(state.read_bytes()) * 2 // 3])
     assert without_search(site.build()) == from_nothing(desk, site, tmp_path)
 
     # A site restored in part: files the state vouches for are missing.
@@ -212,10 +213,8 @@ def test_restored_state_that_does_not_match_still_builds_right(
 
     # Made by other code: every key changes, so every unit is rendered again.
     restore(site, saved)
-    for state in site.cache.glob("*.json"):
-        data = json.loads(state.read_bytes())
-        data["units"] = {k: ["another desk's key", *v[1:]] for k, v in data["units"].items()}
-        state.write_text(json.dumps(data))
+    for state in state_files(site.cache):
+        assert set_unit_keys(state, "another desk's key") > 8
     assert without_search(site.build()) == from_nothing(desk, site, tmp_path)
 
 

@@ -8,13 +8,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from savedstate import edit_meta
 from storygen import REPO, make_story, write_story
 
 from desk.build import build
-from desk.cache import BuildCache, SavedState, read_state, write_state
+from desk.cache import BuildCache
 from desk.catalog import Clock
 from desk.config import load_config
 from desk.history import UrlHistory, history_from_json, read_history_file, redirects
+from desk.state import SavedState, read_state, write_state
 
 A, B, C = (f"/stories/2026-11-14/{slug}/" for slug in ("a", "b", "c"))
 NOW = datetime(2026, 11, 15, tzinfo=UTC)
@@ -69,14 +71,13 @@ def test_history_files_that_cannot_be_read_are_findings(tmp_path: Path) -> None:
 
 def test_the_saved_state_keeps_the_history(tmp_path: Path) -> None:
     state = SavedState(history=UrlHistory({"1": (A, B), "2": (C,)}))
-    write_state(state, tmp_path / "state.json")
-    assert read_state(tmp_path / "state.json").history == state.history
-    write_state(SavedState(), tmp_path / "none.json")
-    assert read_state(tmp_path / "none.json").history is None
-    data = json.loads((tmp_path / "state.json").read_text())
-    data["history"] = {"1": ["/../../x/"]}  # a cache file never names a file outside the site
-    (tmp_path / "state.json").write_text(json.dumps(data))
-    assert read_state(tmp_path / "state.json") == SavedState()
+    write_state(state, tmp_path / "state.sqlite")
+    assert read_state(tmp_path / "state.sqlite").history == state.history
+    write_state(SavedState(), tmp_path / "none.sqlite")
+    assert read_state(tmp_path / "none.sqlite").history is None
+    # A cache file never names a file outside the site.
+    edit_meta(tmp_path / "state.sqlite", "history", lambda _: {"1": ["/../../x/"]})
+    assert read_state(tmp_path / "state.sqlite") == SavedState()
 
 
 def test_where_a_build_starts_its_history(tmp_path: Path) -> None:

@@ -92,7 +92,7 @@ def test_serve_memory_skips_unchanged_files(tmp_path: Path) -> None:
     assert report.ok
     changed = [p for p in cache.state.inspected if cache.state.inspected[p] is not parsed_before[p]]
     assert [Path(p).name for p in changed] == ["story-number-2.json"]
-    assert not list(config.cache_dir.glob("site-*.json"))  # an unsaved cache writes nothing
+    assert not list(config.cache_dir.glob("site-*"))  # an unsaved cache writes nothing
     assert tree(config.output_dir) == fresh(content, tmp_path, "fresh3")
 
 

@@ -1,0 +1,405 @@
+"""The saved state: what a build leaves in `.desk-cache/` for the next one, and its file.
+
+What it holds (see desk.cache for how builds use it):
+
+- inspected story files (summary, digest, git blob id and findings) by path, with the
+  stat they were inspected under and the check key their findings hold for;
+- rendered units (a story's three files, a list page and its index.json, a feed...)
+  with the key each was rendered under;
+- the spare: what the site before the current one holds, so the writer can recycle
+  that folder as its next staging folder (see desk.writer);
+- the sealed search bundles (desk.bundles): each one's entries as they were indexed;
+- the URL history (desk.history).
+
+The file is an SQLite database, one row per inspected file and per unit. Read row by
+row, it never holds the whole archive twice in memory (a JSON document is parsed whole
+before a record can be made of it). Written as the difference from what was read: an
+hourly build rewrites the rows of the stories it touched (and, after a fresh checkout,
+every file's stat), not the archive. A generation token guards the difference: when the
+file on disk is not the one this state was read from, it is written whole instead.
+Every write is one transaction (or a whole new file moved into place): a build that
+dies meanwhile leaves the last good state. A state that cannot be read, or whose row
+counts differ from the ones it records, is no state at all: the build starts afresh.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import os
+import re
+import secrets
+import sqlite3
+import sys
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from desk.findings import Finding
+from desk.history import UrlHistory, history_from_json
+from desk.loader import LoadedStory, Summary
+from desk.urls import relative_file
+from desk.writer import Spare
+
+STATE_VERSION = 8
+# Saved states of output folders kept at most (the oldest go first).
+MAX_SAVED = 20
+SUFFIX = ".sqlite"
+
+Stat = tuple[int, int, int]
+
+_SCHEMA = """
+CREATE TABLE meta (name TEXT PRIMARY KEY, value BLOB NOT NULL);
+CREATE TABLE inspected (path TEXT PRIMARY KEY, mtime INTEGER NOT NULL, size INTEGER NOT NULL,
+                        ino INTEGER NOT NULL, blob TEXT NOT NULL, story BLOB, findings BLOB);
+CREATE TABLE units (id TEXT PRIMARY KEY, key TEXT NOT NULL, files BLOB NOT NULL,
+                    json_digest TEXT NOT NULL);
+"""
+
+
+@dataclass(frozen=True)
+class UnitRecord:
+    """What was rendered for one unit: its key, its files and its index.json digest."""
+
+    key: str
+    files: tuple[str, ...]
+    json_digest: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class FileRecord:
+    """A story file's inspection, valid while its stat is unchanged (or its blob id, in
+    git's view, when it has one: the blob id of the bytes inspected)."""
+
+    stat: Stat
+    story: LoadedStory | None
+    findings: tuple[Finding, ...]
+    blob: str = ""
+
+
+@dataclass(frozen=True)
+class Stored:
+    """What the state's file held when this state was read or last written: the
+    generation token, and the records (as objects) then, to write only what changed."""
+
+    file: Path
+    generation: str
+    inspected: dict[str, FileRecord]
+    units: Mapping[str, UnitRecord]
+
+
+@dataclass
+class SavedState:
+    """What the next build needs to know of this one."""
+
+    site_id: str = ""
+    units: dict[str, UnitRecord] = field(default_factory=dict)
+    loose: tuple[str, ...] = ()  # files of the current site outside any unit
+    check_key: str = ""  # what the inspected files' findings were checked against
+    inspected: dict[str, FileRecord] = field(default_factory=dict)
+    spare: Spare | None = None
+    history: UrlHistory | None = None  # after the build that made the site `site_id`
+    # The sealed search bundles of the site `site_id`: name → entry tokens.
+    search: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    stored: Stored | None = field(default=None, compare=False, repr=False)
+
+    def describes(self, live_id: str | None) -> bool:
+        """True when this state is of the live site (`live_id`: its id)."""
+        return bool(self.site_id) and self.site_id == live_id
+
+    def units_of(self, live_id: str | None) -> dict[str, UnitRecord]:
+        """The units of the live site, if this state describes it (else none)."""
+        return self.units if self.describes(live_id) else {}
+
+    def search_of(self, live_id: str | None) -> dict[str, tuple[str, ...]]:
+        """The sealed search bundles of the live site, if this state describes it."""
+        return self.search if self.describes(live_id) else {}
+
+    def disown(self) -> None:
+        """Forget the sites this state describes (their files cannot be trusted); keep
+        the inspections and the URL history."""
+        self.site_id, self.units, self.loose, self.spare = "", {}, (), None
+        self.search = {}
+
+    def advance(self, live_id: str | None, units: dict[str, UnitRecord],
+                loose: tuple[str, ...], site_id: str) -> None:
+        """Describe the site just swapped in; the one it replaced becomes the spare."""
+        known = self.describes(live_id)
+        self.spare = Spare(self.site_id, dict(self.units), self.loose) if known else None
+        self.units, self.loose = units, loose
+        self.site_id = site_id
+
+
+# ---------------------------------------------------------------- reading
+
+def read_state(path: Path) -> SavedState:
+    """A saved state, or an empty one if there is none or it is unreadable."""
+    if not path.is_file():
+        return SavedState()
+    with _collector_paused():
+        try:
+            with contextlib.closing(_connect(path, readonly=True)) as db:
+                return _read_state(db, path)
+        except (sqlite3.Error, OSError, ValueError, KeyError, TypeError, IndexError,
+                AttributeError):
+            return SavedState()
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """No cyclic garbage collection meanwhile: reading a large state makes no cycles,
+    while the collector's scans of the growing heap cost about as much as the reading."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _read_state(db: sqlite3.Connection, path: Path) -> SavedState:
+    meta = {name: orjson.loads(value) for name, value in db.execute("SELECT * FROM meta")}
+    if meta.get("version") != STATE_VERSION:
+        return SavedState()
+    inspected = {row[0]: _file_record(row) for row in db.execute("SELECT * FROM inspected")}
+    units = {row[0]: UnitRecord(row[1], _files_from_json(row[0], orjson.loads(row[2])),
+                                row[3]) for row in db.execute("SELECT * FROM units")}
+    if [len(inspected), len(units)] != meta["counts"]:
+        raise ValueError("rows are missing")  # a file cut short
+    history = meta["history"]
+    state = SavedState(site_id=str(meta["site_id"]), units=units,
+                       loose=_files_from_json("/", meta["loose"]),
+                       check_key=str(meta["check_key"]), inspected=inspected,
+                       spare=_spare_from_json(meta["spare"], units),
+                       history=None if history is None else history_from_json(history),
+                       search=_search_from_json(meta["search"]))
+    state.stored = Stored(path, str(meta["generation"]), dict(inspected), units)
+    return state
+
+
+def _file_record(row: Any) -> FileRecord:
+    _, mtime, size, ino, blob, story, findings = row
+    return FileRecord((int(mtime), int(size), int(ino)),
+                      None if story is None else _story_from_json(orjson.loads(story)),
+                      () if findings is None else
+                      tuple(Finding(*f) for f in orjson.loads(findings)), str(blob))
+
+
+# A sealed search bundle's name, as desk.bundles makes them: it names a site folder.
+_SEALED_NAME = re.compile(r"s-[0-9a-f]{16}")
+
+
+def _search_from_json(data: Any) -> dict[str, tuple[str, ...]]:
+    sealed = {}
+    for name, tokens in data.items():
+        if _SEALED_NAME.fullmatch(name) is None:
+            raise ValueError(f"{name!r} is not a search bundle")
+        sealed[name] = tuple(tokens.split())
+    return sealed
+
+
+def _spare_from_json(spare: Any, units: dict[str, UnitRecord]) -> Spare | None:
+    if not spare["site_id"]:
+        return None
+    absent = set(spare["absent"])
+    spare_units = {k: u for k, u in units.items() if k not in absent}
+    spare_units.update((k, UnitRecord(v[0], _files_from_json(k, v[1])))
+                       for k, v in spare["units"].items())
+    return Spare(str(spare["site_id"]), spare_units, _files_from_json("/", spare["loose"]))
+
+
+# ---------------------------------------------------------------- writing
+
+def write_state(state: SavedState, path: Path) -> None:
+    """Save a state (atomically): as the difference from the one `path` holds when it
+    is the one this state was read from or last written to, else whole. Keep at most
+    MAX_SAVED states in its folder."""
+    generation = secrets.token_hex(8)
+    if not _write_difference(state, path, generation):
+        _write_whole(state, path, generation)
+    state.stored = Stored(path, generation, dict(state.inspected), state.units)
+    _prune(path.parent, keep=path)
+
+
+def _write_difference(state: SavedState, path: Path, generation: str) -> bool:
+    stored = state.stored
+    if stored is None or stored.file != path or not path.is_file():
+        return False
+    try:
+        with contextlib.closing(_connect(path, readonly=False)) as db, db:
+            db.execute("BEGIN IMMEDIATE")  # no other build writes meanwhile
+            row = db.execute("SELECT value FROM meta WHERE name = 'generation'").fetchone()
+            if row is None or orjson.loads(row[0]) != stored.generation:
+                db.rollback()
+                return False
+            _write_inspected(db, state.inspected, stored.inspected)
+            _write_units(db, state.units, stored.units)
+            _write_meta(db, state, generation)
+    except (sqlite3.Error, OSError):
+        return False
+    return True
+
+
+def _write_whole(state: SavedState, path: Path, generation: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(path.name + ".tmp")
+    temporary.unlink(missing_ok=True)
+    with contextlib.closing(_connect(temporary, readonly=False)) as db, db:
+        # A new file, moved into place only when complete: no journal needed.
+        db.execute("PRAGMA journal_mode = OFF")
+        db.execute("PRAGMA synchronous = OFF")
+        db.execute("BEGIN")
+        for statement in _SCHEMA.split(";"):
+            if statement.strip():
+                db.execute(statement)
+        _write_inspected(db, state.inspected, {})
+        _write_units(db, state.units, {})
+        _write_meta(db, state, generation)
+    os.replace(temporary, path)
+
+
+def _write_inspected(db: sqlite3.Connection, records: dict[str, FileRecord],
+                     before: dict[str, FileRecord]) -> None:
+    # Rows are made as they are written: a whole archive's at once would be its size again.
+    db.executemany("UPDATE inspected SET mtime = ?, size = ?, ino = ?, blob = ? "
+                   "WHERE path = ?", ((*record.stat, record.blob, path)
+                                      for path, record in records.items()
+                                      if _touched(before.get(path), record)))
+    db.executemany("INSERT OR REPLACE INTO inspected VALUES (?, ?, ?, ?, ?, ?, ?)",
+                   (_file_row(path, record) for path, record in records.items()
+                    if _changed(before.get(path), record)))
+    db.executemany("DELETE FROM inspected WHERE path = ?",
+                   [(p,) for p in before if p not in records])
+
+
+def _touched(old: FileRecord | None, new: FileRecord) -> bool:
+    """Whether only a record's stat or blob id changed (a fresh checkout's files)."""
+    return (old is not None and old is not new and old.story is new.story
+            and old.findings is new.findings)
+
+
+def _changed(old: FileRecord | None, new: FileRecord) -> bool:
+    """Whether a record's inspection is new or changed."""
+    return old is None or (old is not new and not _touched(old, new))
+
+
+def _file_row(path: str, record: FileRecord) -> tuple[Any, ...]:
+    story = None if record.story is None else orjson.dumps(_story_to_json(record.story))
+    findings = (orjson.dumps([_finding_to_json(f) for f in record.findings])
+                if record.findings else None)
+    return (path, *record.stat, record.blob, story, findings)
+
+
+def _write_units(db: sqlite3.Connection, units: Mapping[str, UnitRecord],
+                 before: Mapping[str, UnitRecord]) -> None:
+    db.executemany("INSERT OR REPLACE INTO units VALUES (?, ?, ?, ?)",
+                   ((k, u.key, orjson.dumps(_files_to_json(k, u.files)), u.json_digest)
+                    for k, u in units.items() if not _same_record(before.get(k), u)))
+    db.executemany("DELETE FROM units WHERE id = ?", [(k,) for k in before if k not in units])
+
+
+def _same_record(old: UnitRecord | None, new: UnitRecord) -> bool:
+    return old is new or (old is not None and old == new)
+
+
+def _write_meta(db: sqlite3.Connection, state: SavedState, generation: str) -> None:
+    spare = state.spare or Spare("", {}, ())
+    meta = {
+        "version": STATE_VERSION,
+        "generation": generation,
+        "counts": [len(state.inspected), len(state.units)],
+        "site_id": state.site_id,
+        "check_key": state.check_key,
+        "loose": list(state.loose),
+        "history": state.history.to_json() if state.history is not None else None,
+        "search": {name: " ".join(tokens) for name, tokens in state.search.items()},
+        # The spare's units, as far as they differ from the current ones (most do not).
+        "spare": {"site_id": spare.site_id, "loose": list(spare.loose),
+                  "units": {k: [u.key, _files_to_json(k, u.files)]
+                            for k, u in spare.units.items()
+                            if k not in state.units or not _same_unit(state.units[k], u)},
+                  "absent": [k for k in state.units if k not in spare.units]},
+    }
+    db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)",
+                   [(name, orjson.dumps(value)) for name, value in meta.items()])
+
+
+def _connect(path: Path, readonly: bool) -> sqlite3.Connection:
+    """A connection in autocommit mode (transactions are begun explicitly)."""
+    uri = f"{path.resolve().as_uri()}?mode={'ro' if readonly else 'rwc'}"
+    return sqlite3.connect(uri, uri=True, isolation_level=None)
+
+
+def _prune(folder: Path, keep: Path) -> None:
+    saved = sorted(folder.glob("*" + SUFFIX), key=lambda p: p.stat().st_mtime, reverse=True)
+    for old in saved[MAX_SAVED:]:
+        if old != keep:
+            old.unlink(missing_ok=True)
+
+
+# ---------------------------------------------------------------- JSON forms
+
+# A story's files, and a list page's: saved as their count when a unit has exactly these.
+_USUAL_FILES = {3: ("index.html", "index.md", "index.json"), 2: ("index.html", "index.json")}
+
+
+# A site folder: /, or /SEGMENT/.../ with no empty, "." or ".." segment, backslash or NUL.
+_SITE_FOLDER = re.compile(r"/(?:(?!\.\.?/)[^/\\\x00]+/)*")
+
+
+def _usual_files(unit_id: str, count: int) -> tuple[str, ...]:
+    # A cheap test of what relative_file checks in full: a cache file must never name a
+    # file outside the site. Most folders pass the quicker test (no segment is empty or
+    # starts with a dot, no backslash or NUL); the pattern decides the others.
+    if not _plain_folder(unit_id) and _SITE_FOLDER.fullmatch(unit_id) is None:
+        raise ValueError(f"unit {unit_id!r} is not a site folder")
+    return tuple(unit_id[1:] + name for name in _USUAL_FILES[count])
+
+
+def _plain_folder(unit_id: str) -> bool:
+    return (unit_id[:1] == "/" and unit_id[-1:] == "/" and "//" not in unit_id
+            and "/." not in unit_id and "\\" not in unit_id and "\x00" not in unit_id)
+
+
+def _files_to_json(unit_id: str, files: tuple[str, ...]) -> int | list[str]:
+    count = len(files)
+    if count in _USUAL_FILES and unit_id.endswith("/") and files == _usual_files(unit_id, count):
+        return count
+    return list(files)
+
+
+def _files_from_json(unit_id: str, data: int | list[str]) -> tuple[str, ...]:
+    if isinstance(data, int):
+        return _usual_files(unit_id, data)
+    # relative_file checks in full what the quicker test passes for most names.
+    return tuple(name if _plain_folder("/" + name + "/") else relative_file("/" + name)
+                 for name in data)
+
+
+def _same_unit(a: Any, b: Any) -> bool:
+    return bool(a.key == b.key and a.files == b.files)
+
+
+def _story_to_json(item: LoadedStory) -> Any:
+    return [item.path, item.digest, item.url_path, item.summary.to_list()]
+
+
+# The summary fields that most stories share with others (newsroom, its title, edition,
+# trust labels): one string each in memory.
+_SHARED_FIELDS = (5, 6, 7, 10, 11)
+
+
+def _story_from_json(data: Any) -> LoadedStory:
+    summary = data[3]
+    for i in _SHARED_FIELDS:
+        if isinstance(summary[i], str):
+            summary[i] = sys.intern(summary[i])
+    return LoadedStory(data[0], Summary.from_list(summary), data[1], data[2])
+
+
+def _finding_to_json(f: Finding) -> list[Any]:
+    return [f.path, f.pointer, f.code, f.message, f.severity, f.line, f.column]

@@ -1,0 +1,38 @@
+"""Tampering with a saved state's file (desk.state) as a test needs: its meta values and
+its units' keys, edited in place as another program could."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sqlite3
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from desk.state import SUFFIX
+
+
+def state_files(cache_dir: Path) -> list[Path]:
+    """The saved states in a cache folder."""
+    return sorted(cache_dir.glob("*" + SUFFIX))
+
+
+@contextlib.contextmanager
+def _opened(path: Path) -> Iterator[sqlite3.Connection]:
+    with contextlib.closing(sqlite3.connect(path)) as db, db:
+        yield db
+
+
+def edit_meta(path: Path, name: str, change: Callable[[Any], Any]) -> None:
+    """Replace one meta value of a saved state by `change(value)`."""
+    with _opened(path) as db:
+        (value,) = db.execute("SELECT value FROM meta WHERE name = ?", (name,)).fetchone()
+        db.execute("UPDATE meta SET value = ? WHERE name = ?",
+                   (json.dumps(change(json.loads(value))).encode(), name))
+
+
+def set_unit_keys(path: Path, key: str) -> int:
+    """Give every unit of a saved state the same key; the number of units."""
+    with _opened(path) as db:
+        return db.execute("UPDATE units SET key = ?", (key,)).rowcount

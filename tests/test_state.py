@@ -1,0 +1,133 @@
+"""The saved state's file (desk.state): what is written is what is read back, whether
+written whole or as the difference from the state read; a file that is not the one a
+state was read from is written whole; a damaged file is no state at all."""
+
+from __future__ import annotations
+
+import dataclasses
+import sqlite3
+from pathlib import Path
+
+from savedstate import state_files
+from storygen import make_story
+
+from desk.findings import Finding
+from desk.history import UrlHistory
+from desk.loader import LoadedStory
+from desk.models import Story
+from desk.state import FileRecord, SavedState, UnitRecord, read_state, write_state
+from desk.writer import Spare
+
+
+def record(n: int, stat: int = 1, findings: tuple[Finding, ...] = ()) -> FileRecord:
+    story = Story.model_validate(make_story(n))
+    path = f"content/stories/story-{n}.json"
+    return FileRecord((stat, 100 + n, 7 + n), LoadedStory.of(path, story, f"{n:064x}", "b" * 40),
+                      findings, "b" * 40)
+
+
+def unit(n: int, key: str = "k") -> tuple[str, UnitRecord]:
+    folder = f"/stories/2026-11-10/story-{n}/"
+    return folder, UnitRecord(f"{key}{n}", tuple(folder[1:] + name for name in (
+        "index.html", "index.md", "index.json")), f"{n:08x}")
+
+
+def a_state() -> SavedState:
+    problem = Finding("content/stories/story-3.json", "/dek", "dek-long", "too long", "warning",
+                      3, 9)
+    units = dict(unit(n) for n in range(6))
+    units["/feed/"] = UnitRecord("f", ("feed.xml", "feed.json", "feed/index.html"))
+    state = SavedState(site_id="s-1", units=units, loose=("robots.txt",), check_key="c",
+                       inspected={r.story.path: r for r in  # type: ignore[union-attr]
+                                  [record(n, findings=(problem,) if n == 3 else ())
+                                   for n in range(6)]},
+                       history=UrlHistory({"1": ("/stories/2026-11-09/a/",)}),
+                       search={"s-0123456789abcdef": ("a", "b")})
+    state.inspected["content/stories/broken.json"] = FileRecord((1, 2, 3), None, (problem,))
+    state.spare = Spare("s-0", {**units, "/old/": UnitRecord("o", ("old/index.html",))},
+                        ("robots.txt",))
+    return state
+
+
+def same(a: SavedState, b: SavedState) -> bool:
+    """Equal states, their spares too (what the writer needs of a spare's unit: its key
+    and its files)."""
+    assert a.spare is not None and b.spare is not None
+    return (dataclasses.replace(a, spare=None) == dataclasses.replace(b, spare=None)
+            and (a.spare.site_id, a.spare.loose) == (b.spare.site_id, b.spare.loose)
+            and _spare_units(a.spare) == _spare_units(b.spare))
+
+
+def _spare_units(spare: Spare) -> dict[str, tuple[str, tuple[str, ...]]]:
+    return {k: (u.key, u.files) for k, u in spare.units.items()}
+
+
+def test_a_state_reads_back_as_written(tmp_path: Path) -> None:
+    state = a_state()
+    write_state(state, tmp_path / "s.sqlite")
+    assert same(read_state(tmp_path / "s.sqlite"), state)
+
+
+def test_the_difference_from_the_state_read_is_what_is_written(tmp_path: Path) -> None:
+    file = tmp_path / "s.sqlite"
+    write_state(a_state(), file)
+    inode = file.stat().st_ino
+    state = read_state(file)
+    for n in (1, 2):  # touched, not changed (a fresh checkout)
+        path = f"content/stories/story-{n}.json"
+        state.inspected[path] = dataclasses.replace(state.inspected[path], stat=(9, 9, n))
+    new = record(3, stat=5)  # changed: its findings are gone
+    state.inspected[new.story.path] = new  # type: ignore[union-attr]
+    state.inspected[record(8).story.path] = record(8)  # type: ignore[union-attr]
+    del state.inspected["content/stories/story-4.json"]
+    units = dict(state.units)
+    units.update([unit(0, "new"), unit(9)])
+    del units["/stories/2026-11-10/story-5/"]
+    state.advance(state.site_id, units, ("robots.txt", "humans.txt"), "s-2")
+    write_state(state, file)
+    assert file.stat().st_ino == inode  # written in place: only the difference
+    again = read_state(file)
+    assert same(again, state)
+    assert again.inspected["content/stories/story-3.json"].findings == ()
+    write_state(again, file)  # nothing changed since it was read
+    assert same(read_state(file), state)
+
+
+def test_a_file_written_since_the_state_was_read_is_written_whole(tmp_path: Path) -> None:
+    file = tmp_path / "s.sqlite"
+    write_state(a_state(), file)
+    first, second = read_state(file), read_state(file)
+    del first.inspected["content/stories/story-1.json"]
+    first.units.update([unit(7)])
+    write_state(first, file)
+    second.inspected[record(8).story.path] = record(8)  # type: ignore[union-attr]
+    inode = file.stat().st_ino
+    write_state(second, file)
+    assert file.stat().st_ino != inode  # a new file, moved into place
+    again = read_state(file)
+    assert same(again, second)
+    assert "content/stories/story-1.json" in again.inspected
+    assert "/stories/2026-11-10/story-7/" not in again.units
+
+
+def test_a_damaged_state_is_no_state(tmp_path: Path) -> None:
+    file = tmp_path / "s.sqlite"
+    write_state(a_state(), file)
+    whole = file.read_bytes()
+    for damaged in (whole[: len(whole) // 2], b"", b"not a database" * 100,
+                    whole[:100] + bytes(200) + whole[300:]):
+        file.write_bytes(damaged)
+        assert read_state(file) == SavedState()
+    file.write_bytes(whole)
+    with sqlite3.connect(file) as db:  # a row lost, the count kept
+        db.execute("DELETE FROM units WHERE id = '/feed/'")
+    db.close()
+    assert read_state(file) == SavedState()
+    assert read_state(tmp_path / "none.sqlite") == SavedState()
+
+
+def test_old_states_are_pruned(tmp_path: Path) -> None:
+    for n in range(25):
+        write_state(SavedState(site_id=f"s-{n}"), tmp_path / f"site{n}.sqlite")
+    files = state_files(tmp_path)
+    assert len(files) == 20 and tmp_path / "site24.sqlite" in files
