@@ -31,6 +31,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -172,6 +173,13 @@ class InspectionCache:
             story = result[0]
             self._state.inspected[path] = FileRecord(stat, *result,
                                                      story.blob if story is not None else "")
+
+    def forget_others(self, listed: Collection[str]) -> None:
+        """Drop the inspections of files no longer listed (deleted or moved away), so the
+        saved state grows with the content, not with its history."""
+        inspected = self._state.inspected
+        for path in [p for p in inspected if p not in listed]:
+            del inspected[path]
 
     def _same_bytes(self, path: str, stat: Stat, known: FileRecord) -> str | None:
         """The blob id of a touched file's bytes when they are the ones `known` was

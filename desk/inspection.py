@@ -146,6 +146,8 @@ def _inspect_files(paths: list[str], config: Config, cache: InspectionCache | No
         results[path] = result
         if cache is not None:
             cache.remember(path, stat, result)
+    if cache is not None:
+        cache.forget_others(results)
     return results
 
 

@@ -6,17 +6,23 @@ from __future__ import annotations
 
 import dataclasses
 import sqlite3
+from datetime import UTC, datetime
 from pathlib import Path
 
 from savedstate import state_files
-from storygen import make_story
+from storygen import REPO, make_corpus, make_story
 
+from desk.build import build
+from desk.catalog import Clock
+from desk.config import load_config
 from desk.findings import Finding
 from desk.history import UrlHistory
 from desk.loader import LoadedStory
 from desk.models import Story
 from desk.state import FileRecord, SavedState, UnitRecord, read_state, write_state
 from desk.writer import Spare
+
+NOW = datetime(2026, 11, 11, tzinfo=UTC)
 
 
 def record(n: int, stat: int = 1, findings: tuple[Finding, ...] = ()) -> FileRecord:
@@ -131,3 +137,18 @@ def test_old_states_are_pruned(tmp_path: Path) -> None:
         write_state(SavedState(site_id=f"s-{n}"), tmp_path / f"site{n}.sqlite")
     files = state_files(tmp_path)
     assert len(files) == 20 and tmp_path / "site24.sqlite" in files
+
+
+def test_the_state_forgets_files_no_longer_in_the_content(tmp_path: Path) -> None:
+    content = tmp_path / "content"
+    make_corpus(content, 4)
+    config = load_config(REPO / "pyproject.toml", {
+        "cache_dir": tmp_path / "cache", "search": False, "content_dir": content,
+        "output_dir": tmp_path / "site"})
+    assert build(config, Clock(NOW)).ok
+    (state_file,) = state_files(tmp_path / "cache")
+    gone = sorted(read_state(state_file).inspected)[0]
+    Path(gone).unlink()
+    assert build(config, Clock(NOW)).ok
+    kept = read_state(state_file).inspected
+    assert len(kept) == 3 and gone not in kept
