@@ -188,6 +188,9 @@ def _build(config: Config, clock: Clock, target: Target, cache: BuildCache,
                       parsed={**inspection.parsed, **sorted_out.parsed})
         keys = KeyMaker(site_key(config, (a.path for a in assets)),
                         cache.session.keys if cache.session is not None else None)
+        if cache.session is not None:
+            cache.session.recall.start(keys.site)
+            ctx = replace(ctx, recall=cache.session.recall)
         plan = Plan(keys, ledger, writer, sorted_out.stand_ins)
         render_site(ctx, plan, assets, cache.session, workers)
         timer.lap("render")
@@ -196,11 +199,14 @@ def _build(config: Config, clock: Clock, target: Target, cache: BuildCache,
             indexed = _index_search(ctx, cache, ledger, writer)
             timer.lap("search")
         findings += indexed.findings
-        site_id = ledger.site_id()
+        site_id = (cache.session.site_ids.site_id(ledger.units) if cache.session is not None
+                   else ledger.site_id())
         writer.swap_in(site_id)
         timer.lap("write")
     except BaseException as exc:
         writer.discard()
+        if cache.session is not None:
+            cache.session.recall.forget()  # what it kept may not be what the site holds
         if isinstance(exc, LastSiteIncomplete) and ledger.reused:
             raise
         failure = build_failure(exc, config, target.out_dir)
@@ -347,11 +353,13 @@ def render_stories(ctx: RenderContext, plan: Plan, entries: dict[str, object],
     markdown: dict[str, bytes] = {}
     entries = dict(entries)
     todo: list[tuple[LoadedStory, str]] = []
+    changed: set[str] = set()  # stand-ins and rendered stories: their keys may be new
     catalog, config, key_of, reuse = ctx.catalog, ctx.config, plan.keys.key, plan.ledger.reuse
     for item in catalog.published:  # every story on every save: kept lean
         stand_in = plan.stand_ins.get(item.url_path) if plan.stand_ins else None
         if stand_in is not None and stand_in.item == item:
             keys[item.url_path] = keep_stand_in(stand_in, ctx, plan)
+            changed.add(item.url_path)
             digests[item.url_path] = stand_in.json_digest
             markdown[item.url_path] = stand_in.markdown
             continue
@@ -369,6 +377,7 @@ def render_stories(ctx: RenderContext, plan: Plan, entries: dict[str, object],
     def render(item: LoadedStory, key: str) -> tuple[list[Output], RenderedStory]:
         return render_story_unit(item, key, ctx, wanted)
 
+    changed.update(item.url_path for item, _ in todo)
     for record in _render_todo(todo, render, plan.writer, ctx, workers):
         plan.ledger.record_files(record.path, record.key, record.files, record.json_digest)
         digests[record.path] = record.json_digest
@@ -376,7 +385,7 @@ def render_stories(ctx: RenderContext, plan: Plan, entries: dict[str, object],
             markdown[record.path] = record.markdown
         if record.entry is not None:
             entries[record.key] = record.entry
-    return StoryResults(keys, digests, markdown, entries)
+    return StoryResults(keys, digests, markdown, entries, frozenset(changed))
 
 
 def keep_stand_in(stand_in: StandIn, ctx: RenderContext, plan: Plan) -> str:

@@ -44,9 +44,10 @@ from desk.checks import KeptChecks
 from desk.findings import Finding
 from desk.gitblobs import blob_id, clean_blobs
 from desk.history import UrlHistory, history_from_json, read_history_file
-from desk.keys import KeyCache
+from desk.keys import KeyCache, SiteIds
 from desk.listing import ContentListing
 from desk.loader import LoadedStory, Summary
+from desk.render.context import Recall
 from desk.urls import URL_HISTORY, relative_file
 from desk.writer import Spare, site_id_of
 
@@ -142,6 +143,10 @@ class Session:
     across: KeptChecks = field(default_factory=KeptChecks.kept)
     # The content's file lists, kept up to date from `changed`.
     listing: ContentListing = field(default_factory=ContentListing)
+    # What the pages around the stories were made from, and what it made.
+    recall: Recall = field(default_factory=Recall)
+    # The ids of the sites built, made from the units that changed.
+    site_ids: SiteIds = field(default_factory=SiteIds)
 
 
 @dataclass
