@@ -354,7 +354,7 @@ def render_stories(ctx: RenderContext, plan: Plan, entries: dict[str, object],
     entries = dict(entries)
     todo: list[tuple[LoadedStory, str]] = []
     changed: set[str] = set()  # stand-ins and rendered stories: their keys may be new
-    catalog, config, key_of, reuse = ctx.catalog, ctx.config, plan.keys.key, plan.ledger.reuse
+    catalog, key_of, reuse = ctx.catalog, story_key(ctx, plan.keys), plan.ledger.reuse
     for item in catalog.published:  # every story on every save: kept lean
         stand_in = plan.stand_ins.get(item.url_path) if plan.stand_ins else None
         if stand_in is not None and stand_in.item == item:
@@ -363,8 +363,7 @@ def render_stories(ctx: RenderContext, plan: Plan, entries: dict[str, object],
             digests[item.url_path] = stand_in.json_digest
             markdown[item.url_path] = stand_in.markdown
             continue
-        key = keys[item.url_path] = key_of(
-            (item.digest, story_page_inputs(item, catalog, config)), recurring=True)
+        key = keys[item.url_path] = key_of(item)
         kept = reuse(item.url_path, key)
         if kept is None:
             todo.append((item, key))
@@ -386,6 +385,34 @@ def render_stories(ctx: RenderContext, plan: Plan, entries: dict[str, object],
         if record.entry is not None:
             entries[record.key] = record.entry
     return StoryResults(keys, digests, markdown, entries, frozenset(changed))
+
+
+def story_key(ctx: RenderContext, keys: KeyMaker) -> Callable[[LoadedStory], str]:
+    """A story's unit key: its file and what its page shows of the catalog (see
+    story_page_inputs). A long-running process recalls the key of a story without related
+    links while its file (the very LoadedStory) and its newsroom's title are the same."""
+    catalog, config = ctx.catalog, ctx.config
+
+    def make(item: LoadedStory) -> str:
+        return keys.key((item.digest, story_page_inputs(item, catalog, config)),
+                        recurring=True)
+
+    if ctx.recall is None:
+        return make
+    kept, newsrooms = ctx.recall.story_keys, catalog.newsroom_index
+
+    def recalled(item: LoadedStory) -> str:
+        if item.summary.related:  # where they lead may change with any other story
+            return make(item)
+        title = newsrooms[item.summary.newsroom].title
+        found = kept.get(item.url_path)
+        if found is not None and found[0] is item and found[1] == title:
+            return found[2]
+        key = make(item)
+        kept[item.url_path] = (item, title, key)
+        return key
+
+    return recalled
 
 
 def keep_stand_in(stand_in: StandIn, ctx: RenderContext, plan: Plan) -> str:

@@ -55,15 +55,18 @@ class Recall:
         self.site = ""
         self._values: dict[Hashable, tuple[Any, Any]] = {}
         self._lines: dict[str, tuple[datetime, str]] = {}
+        # By story path: (the story, its newsroom's title, its unit key).
+        self.story_keys: dict[str, tuple[LoadedStory, str, str]] = {}
 
     def start(self, site: str) -> None:
         """Begin a build under a site key: values made under another are no use."""
         if site != self.site or len(self._values) + len(self._lines) > self.MAX_KEPT:
-            self.site, self._values, self._lines = site, {}, {}
+            self.site = site
+            self.forget()
 
     def forget(self) -> None:
         """Keep nothing (a build failed: its values may not match the site kept)."""
-        self._values, self._lines = {}, {}
+        self._values, self._lines, self.story_keys = {}, {}, {}
 
     def line(self, path: str, lastmod: datetime) -> str:
         """A page's line of the sitemap's inputs: `f"{path} {lastmod.isoformat()}"`."""
