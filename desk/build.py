@@ -53,7 +53,7 @@ from desk.parallel import (
 )
 from desk.prose import Prose
 from desk.render import Output
-from desk.render.context import RenderContext, StoryResults, Units
+from desk.render.context import Recall, RenderContext, StoryResults, Units
 from desk.render.feeds import feed_members
 from desk.render.site import list_page_count, site_units
 from desk.render.story import RenderedStory, Wanted, render_story_unit
@@ -184,13 +184,11 @@ def _build(config: Config, clock: Clock, target: Target, cache: BuildCache,
     ledger = Ledger(cache.state.units_of(writer.previous_id), writer)
     try:
         assets = collect_assets(config.static_dir)
-        ctx = replace(render_context(catalog, config, clock, cache.session, assets),
-                      parsed={**inspection.parsed, **sorted_out.parsed})
         keys = KeyMaker(site_key(config, (a.path for a in assets)),
                         cache.session.keys if cache.session is not None else None)
-        if cache.session is not None:
-            cache.session.recall.start(keys.site)
-            ctx = replace(ctx, recall=cache.session.recall)
+        ctx = replace(render_context(catalog, config, clock, cache.session, assets),
+                      parsed={**inspection.parsed, **sorted_out.parsed},
+                      recall=_recall(cache.session, keys.site))
         plan = Plan(keys, ledger, writer, sorted_out.stand_ins)
         render_site(ctx, plan, assets, cache.session, workers)
         timer.lap("render")
@@ -199,14 +197,10 @@ def _build(config: Config, clock: Clock, target: Target, cache: BuildCache,
             indexed = _index_search(ctx, cache, ledger, writer)
             timer.lap("search")
         findings += indexed.findings
-        site_id = (cache.session.site_ids.site_id(ledger.units) if cache.session is not None
-                   else ledger.site_id())
-        writer.swap_in(site_id)
+        writer.swap_in(site_id := _site_id(ledger, cache.session))
         timer.lap("write")
     except BaseException as exc:
-        writer.discard()
-        if cache.session is not None:
-            cache.session.recall.forget()  # what it kept may not be what the site holds
+        _discard(writer, cache.session)
         if isinstance(exc, LastSiteIncomplete) and ledger.reused:
             raise
         failure = build_failure(exc, config, target.out_dir)
@@ -227,6 +221,26 @@ def _build(config: Config, clock: Clock, target: Target, cache: BuildCache,
                        skipped=catalog.skipped, redirects=catalog.redirects,
                        withdrawn=catalog.notices, whole=not isinstance(target, ChangesOnly),
                        held_back=held)
+
+
+def _recall(session: Session | None, site: str) -> Recall | None:
+    """What a long-running process kept of its last build under this site key, if any."""
+    if session is None:
+        return None
+    session.recall.start(site)
+    return session.recall
+
+
+def _discard(writer: SiteWriter, session: Session | None) -> None:
+    """Forget what a failed build staged, and what it made to be kept."""
+    writer.discard()
+    if session is not None:
+        session.recall.forget()  # what it kept may not be what the site holds
+
+
+def _site_id(ledger: Ledger, session: Session | None) -> str:
+    """The id of what was built; a long-running process places only the changed units."""
+    return session.site_ids.site_id(ledger.units) if session is not None else ledger.site_id()
 
 
 def _index_search(ctx: RenderContext, cache: BuildCache, ledger: Ledger, writer: SiteWriter
