@@ -53,7 +53,7 @@ from desk.parallel import (
 )
 from desk.prose import Prose
 from desk.render import Output
-from desk.render.context import RenderContext, StoryResults, Units
+from desk.render.context import Recall, RenderContext, StoryResults, Units
 from desk.render.feeds import feed_members
 from desk.render.site import list_page_count, site_units
 from desk.render.story import RenderedStory, Wanted, render_story_unit
@@ -184,10 +184,11 @@ def _build(config: Config, clock: Clock, target: Target, cache: BuildCache,
     ledger = Ledger(cache.state.units_of(writer.previous_id), writer)
     try:
         assets = collect_assets(config.static_dir)
-        ctx = replace(render_context(catalog, config, clock, cache.session, assets),
-                      parsed={**inspection.parsed, **sorted_out.parsed})
         keys = KeyMaker(site_key(config, (a.path for a in assets)),
                         cache.session.keys if cache.session is not None else None)
+        ctx = replace(render_context(catalog, config, clock, cache.session, assets),
+                      parsed={**inspection.parsed, **sorted_out.parsed},
+                      recall=_recall(cache.session, keys.site))
         plan = Plan(keys, ledger, writer, sorted_out.stand_ins)
         render_site(ctx, plan, assets, cache.session, workers)
         timer.lap("render")
@@ -196,11 +197,10 @@ def _build(config: Config, clock: Clock, target: Target, cache: BuildCache,
             indexed = _index_search(ctx, cache, ledger, writer)
             timer.lap("search")
         findings += indexed.findings
-        site_id = ledger.site_id()
-        writer.swap_in(site_id)
+        writer.swap_in(site_id := _site_id(ledger, cache.session))
         timer.lap("write")
     except BaseException as exc:
-        writer.discard()
+        _discard(writer, cache.session)
         if isinstance(exc, LastSiteIncomplete) and ledger.reused:
             raise
         failure = build_failure(exc, config, target.out_dir)
@@ -221,6 +221,26 @@ def _build(config: Config, clock: Clock, target: Target, cache: BuildCache,
                        skipped=catalog.skipped, redirects=catalog.redirects,
                        withdrawn=catalog.notices, whole=not isinstance(target, ChangesOnly),
                        held_back=held)
+
+
+def _recall(session: Session | None, site: str) -> Recall | None:
+    """What a long-running process kept of its last build under this site key, if any."""
+    if session is None:
+        return None
+    session.recall.start(site)
+    return session.recall
+
+
+def _discard(writer: SiteWriter, session: Session | None) -> None:
+    """Forget what a failed build staged, and what it made to be kept."""
+    writer.discard()
+    if session is not None:
+        session.recall.forget()  # what it kept may not be what the site holds
+
+
+def _site_id(ledger: Ledger, session: Session | None) -> str:
+    """The id of what was built; a long-running process places only the changed units."""
+    return session.site_ids.site_id(ledger.units) if session is not None else ledger.site_id()
 
 
 def _index_search(ctx: RenderContext, cache: BuildCache, ledger: Ledger, writer: SiteWriter
@@ -347,16 +367,17 @@ def render_stories(ctx: RenderContext, plan: Plan, entries: dict[str, object],
     markdown: dict[str, bytes] = {}
     entries = dict(entries)
     todo: list[tuple[LoadedStory, str]] = []
-    catalog, config, key_of, reuse = ctx.catalog, ctx.config, plan.keys.key, plan.ledger.reuse
+    changed: set[str] = set()  # stand-ins and rendered stories: their keys may be new
+    catalog, key_of, reuse = ctx.catalog, story_key(ctx, plan.keys), plan.ledger.reuse
     for item in catalog.published:  # every story on every save: kept lean
         stand_in = plan.stand_ins.get(item.url_path) if plan.stand_ins else None
         if stand_in is not None and stand_in.item == item:
             keys[item.url_path] = keep_stand_in(stand_in, ctx, plan)
+            changed.add(item.url_path)
             digests[item.url_path] = stand_in.json_digest
             markdown[item.url_path] = stand_in.markdown
             continue
-        key = keys[item.url_path] = key_of(
-            (item.digest, story_page_inputs(item, catalog, config)), recurring=True)
+        key = keys[item.url_path] = key_of(item)
         kept = reuse(item.url_path, key)
         if kept is None:
             todo.append((item, key))
@@ -369,6 +390,7 @@ def render_stories(ctx: RenderContext, plan: Plan, entries: dict[str, object],
     def render(item: LoadedStory, key: str) -> tuple[list[Output], RenderedStory]:
         return render_story_unit(item, key, ctx, wanted)
 
+    changed.update(item.url_path for item, _ in todo)
     for record in _render_todo(todo, render, plan.writer, ctx, workers):
         plan.ledger.record_files(record.path, record.key, record.files, record.json_digest)
         digests[record.path] = record.json_digest
@@ -376,7 +398,35 @@ def render_stories(ctx: RenderContext, plan: Plan, entries: dict[str, object],
             markdown[record.path] = record.markdown
         if record.entry is not None:
             entries[record.key] = record.entry
-    return StoryResults(keys, digests, markdown, entries)
+    return StoryResults(keys, digests, markdown, entries, frozenset(changed))
+
+
+def story_key(ctx: RenderContext, keys: KeyMaker) -> Callable[[LoadedStory], str]:
+    """A story's unit key: its file and what its page shows of the catalog (see
+    story_page_inputs). A long-running process recalls the key of a story without related
+    links while its file (the very LoadedStory) and its newsroom's title are the same."""
+    catalog, config = ctx.catalog, ctx.config
+
+    def make(item: LoadedStory) -> str:
+        return keys.key((item.digest, story_page_inputs(item, catalog, config)),
+                        recurring=True)
+
+    if ctx.recall is None:
+        return make
+    kept, newsrooms = ctx.recall.story_keys, catalog.newsroom_index
+
+    def recalled(item: LoadedStory) -> str:
+        if item.summary.related:  # where they lead may change with any other story
+            return make(item)
+        title = newsrooms[item.summary.newsroom].title
+        found = kept.get(item.url_path)
+        if found is not None and found[0] is item and found[1] == title:
+            return found[2]
+        key = make(item)
+        kept[item.url_path] = (item, title, key)
+        return key
+
+    return recalled
 
 
 def keep_stand_in(stand_in: StandIn, ctx: RenderContext, plan: Plan) -> str:

@@ -40,9 +40,10 @@ from desk.checks import KeptChecks
 from desk.findings import Finding
 from desk.gitblobs import blob_id, clean_blobs
 from desk.history import UrlHistory, read_history_file
-from desk.keys import KeyCache
+from desk.keys import KeyCache, SiteIds
 from desk.listing import ContentListing
 from desk.loader import LoadedStory
+from desk.render.context import Recall
 from desk.state import SUFFIX, FileRecord, SavedState, Stat, read_state, write_state
 from desk.urls import URL_HISTORY, relative_file
 from desk.writer import site_id_of
@@ -65,6 +66,10 @@ class Session:
     across: KeptChecks = field(default_factory=KeptChecks.kept)
     # The content's file lists, kept up to date from `changed`.
     listing: ContentListing = field(default_factory=ContentListing)
+    # What the pages around the stories were made from, and what it made.
+    recall: Recall = field(default_factory=Recall)
+    # The ids of the sites built, made from the units that changed.
+    site_ids: SiteIds = field(default_factory=SiteIds)
 
 
 @dataclass

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from operator import attrgetter
 from typing import Generic, TypeVar
 
 from desk.config import Config
@@ -152,9 +153,12 @@ class Clock:
         return self.future or when <= self.now
 
 
+_NEWEST = attrgetter("summary.published_at", "summary.id")
+
+
 def newest_first(stories: list[LoadedStory]) -> list[LoadedStory]:
     """Sort by published_at, then id, newest first."""
-    return sorted(stories, key=lambda s: (s.summary.published_at, s.summary.id), reverse=True)
+    return sorted(stories, key=_NEWEST, reverse=True)
 
 
 def newsroom_title(key: str, stories: tuple[LoadedStory, ...], config: Config) -> str:

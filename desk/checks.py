@@ -100,8 +100,11 @@ class AcrossChecks:
         if config != self._config:
             self._start(config)
         current = {item.path: item for item in stories}
-        changed = [path for path in current.keys() | self._known.keys()
-                   if not _same(current.get(path), self._known.get(path))]
+        known = self._known
+        # Most stories are the very ones of the last check: only the others are compared.
+        changed = [path for path, item in current.items()
+                   if known.get(path) is not item and not _same(item, known.get(path))]
+        changed += [path for path in known.keys() - current.keys()]
         old = self._known
         self._known = current
         order = {item.path: i for i, item in enumerate(stories)}

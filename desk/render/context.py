@@ -8,10 +8,11 @@ rendered (feed entries, the latest edition's Markdown).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from functools import cached_property
+from typing import Any, TypeVar
 
 from jinja2 import Environment
 
@@ -22,6 +23,8 @@ from desk.models import Story
 from desk.prose import Prose
 from desk.render import Output
 from desk.render.templates import SiteContext
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -34,6 +37,57 @@ class StoryResults:
     # Feed entries (desk.render.feeds.Entry) by story key: captured while rendering, or
     # kept by a long-running process; feeds add the ones they render themselves.
     entries: dict[str, object] = field(default_factory=dict)
+    # The paths of the stories whose key may differ from the last build's (None: not
+    # known, so nothing recalled from the last build is used).
+    changed: frozenset[str] | None = None
+
+
+class Recall:
+    """What a long-running process (desk serve) keeps of the pages around the stories
+    from one build to the next: values (a list page's inputs, sitemap lines), each with
+    what it was made from. Values hold only what that and the site key determine; they
+    are forgotten when the site key changes, and after a failed build."""
+
+    # Values kept at most, before starting afresh.
+    MAX_KEPT = 200_000
+
+    def __init__(self) -> None:
+        self.site = ""
+        self._values: dict[Hashable, tuple[Any, Any]] = {}
+        self._lines: dict[str, tuple[datetime, str]] = {}
+        # By story path: (the story, its newsroom's title, its unit key).
+        self.story_keys: dict[str, tuple[LoadedStory, str, str]] = {}
+
+    def start(self, site: str) -> None:
+        """Begin a build under a site key: values made under another are no use."""
+        if site != self.site or len(self._values) + len(self._lines) > self.MAX_KEPT:
+            self.site = site
+            self.forget()
+
+    def forget(self) -> None:
+        """Keep nothing (a build failed: its values may not match the site kept)."""
+        self._values, self._lines, self.story_keys = {}, {}, {}
+
+    def line(self, path: str, lastmod: datetime) -> str:
+        """A page's line of the sitemap's inputs: `f"{path} {lastmod.isoformat()}"`."""
+        found = self._lines.get(path)
+        if found is not None and found[0] == lastmod:
+            return found[1]
+        line = f"{path} {lastmod.isoformat()}"
+        self._lines[path] = (lastmod, line)
+        return line
+
+    def value(self, name: Hashable, made_from: Any, make: Callable[[], T],
+              fresh: bool = False) -> T:
+        """The value kept under `name` when it was made from an equal `made_from` (and
+        not `fresh`), else `make()`, kept for next time."""
+        found = self._values.get(name)
+        if found is not None and not fresh and found[0] == made_from:
+            value: T = found[1]
+            return value
+        value = make()
+        self._values[name] = (made_from, value)
+        return value
 
 
 @dataclass(frozen=True)
@@ -49,6 +103,8 @@ class RenderContext:
     stories: StoryResults = field(default_factory=StoryResults)
     # Stories the inspection parsed in this process, by file path (see read).
     parsed: Mapping[str, ParsedStory] = field(default_factory=dict)
+    # Kept by a long-running process between builds (None: nothing kept).
+    recall: Recall | None = None
 
     def read(self, item: LoadedStory) -> tuple[Story, dict[str, Any]]:
         """A story's model and parsed JSON: as inspected, or read from its file again
@@ -67,6 +123,25 @@ class RenderContext:
         story of the site on every build: one call, not one a story)."""
         keys = self.stories.keys
         return [keys.get(s.url_path, s.digest) for s in stories]
+
+    def kept(self, name: Hashable, made_from: Any, make: Callable[[], T],
+             fresh: bool = False) -> T:
+        """`make()`, or the value a long-running process kept from the last build under
+        `name` when it was made from an equal `made_from` (and not `fresh`)."""
+        if self.recall is None or self.stories.changed is None:
+            return make()
+        return self.recall.value(name, made_from, make, fresh)
+
+    @cached_property
+    def touched(self) -> frozenset[tuple[str, str]]:
+        """The newsrooms ("newsroom", key) and editions ("edition", key) of the stories
+        whose key changed since the last build (see StoryResults.changed): their list
+        pages show something new."""
+        by_path = self.catalog.by_path
+        found = [by_path[path].summary for path in self.stories.changed or ()
+                 if path in by_path]
+        return frozenset([*(("newsroom", s.newsroom) for s in found),
+                          *(("edition", s.edition) for s in found)])
 
 
 @dataclass(frozen=True)

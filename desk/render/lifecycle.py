@@ -84,7 +84,9 @@ def notice_json(notice: Notice, path: str, config: Config) -> dict[str, Any]:
 
 
 def history_units(ctx: RenderContext) -> Units:
-    """/.well-known/desk-urls.json (small: written on every build)."""
+    """/.well-known/desk-urls.json (written on every build; a long-running process
+    encodes it again only when the history or the redirects changed)."""
     catalog = ctx.catalog
-    yield Unit(urls.URL_HISTORY, None, lambda: [Output(urls.URL_HISTORY, encode(
-        site_file(catalog.history, catalog.redirects, ctx.config)))])
+    data = ctx.kept("url-history", (catalog.history, catalog.redirects), lambda: encode(
+        site_file(catalog.history, catalog.redirects, ctx.config)))
+    yield Unit(urls.URL_HISTORY, None, lambda: [Output(urls.URL_HISTORY, data)])

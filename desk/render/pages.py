@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 from itertools import islice
 from typing import Any
 
@@ -321,10 +322,19 @@ def newsroom_slices(ctx: RenderContext, group: Group) -> Iterator[Slice[LoadedSt
 def newsroom_units(ctx: RenderContext) -> Units:
     """/n/NEWSROOM/ and its later pages."""
     for group in ctx.catalog.newsrooms:
-        for page in newsroom_slices(ctx, group):
-            inputs = members_inputs(ctx, page.path, "newsroom.html", page.items, group.title,
-                                    *place(page))
+        pages = ctx.kept(("newsroom", group.key), (group.title, group.stories),
+                         partial(_newsroom_inputs, ctx, group),
+                         fresh=("newsroom", group.key) in ctx.touched)
+        for page, inputs in pages:
             yield Unit(page.path, inputs, _newsroom_page(ctx, group, page), recurring=True)
+
+
+def _newsroom_inputs(ctx: RenderContext, group: Group
+                     ) -> list[tuple[Slice[LoadedStory], tuple[str, ...]]]:
+    """Each page of a newsroom with its inputs."""
+    return [(page, members_inputs(ctx, page.path, "newsroom.html", page.items, group.title,
+                                  *place(page)))
+            for page in newsroom_slices(ctx, group)]
 
 
 def _newsroom_page(ctx: RenderContext, group: Group,
@@ -349,8 +359,12 @@ def _newsroom_page(ctx: RenderContext, group: Group,
 
 def newsroom_sitemap(ctx: RenderContext) -> SitemapEntries:
     for group in ctx.catalog.newsrooms:
-        for page in newsroom_slices(ctx, group):
-            yield page.path, newest(page.items)
+        yield from ctx.kept(("newsroom-sitemap", group.key), group.stories,
+                            partial(_newsroom_entries, ctx, group))
+
+
+def _newsroom_entries(ctx: RenderContext, group: Group) -> list[tuple[str, datetime]]:
+    return [(page.path, newest(page.items)) for page in newsroom_slices(ctx, group)]
 
 
 def newsroom_count(catalog: Catalog, config: Config) -> int:
@@ -375,29 +389,53 @@ def editions_slices(ctx: RenderContext) -> Iterator[Slice[Group]]:
 def editions_units(ctx: RenderContext) -> Units:
     """/editions/ and its later pages."""
     for page in editions_slices(ctx):
-        rows = [(g.key, href(ctx, urls.edition_path(g.key)), len(g.stories))
-                for g in page.items]
-        links = pager(ctx, page)
-        meta = PageMeta(title=f"Editions{title_suffix(page)} · {ctx.config.title}",
-                        description=f"Every edition of {ctx.config.title}, newest first.",
-                        canonical=absolute(ctx, page.path),
-                        breadcrumbs=crumbs(ctx, ("Editions", "")))
-        data = {
-            "title": "Editions",
-            "url": absolute(ctx, page.path),
-            **page_fields(links),
-            "editions": [
-                {"edition": g.key, "stories": len(g.stories),
-                 "url": absolute(ctx, urls.edition_path(g.key))}
-                for g in page.items
-            ],
-        }
-        yield shown_page(ctx, page.path, "editions.html", meta, data, rows=rows, pager=links)
+        shown = (place(page), [(g.key, len(g.stories)) for g in page.items])
+        inputs = ctx.kept(("editions", page.path), shown,
+                          partial(_editions_inputs, ctx, page))
+        yield Unit(page.path, inputs, partial(_editions_render, ctx, page))
+
+
+def _editions_inputs(ctx: RenderContext, page: Slice[Group]) -> tuple[str, ...]:
+    inputs = _editions_unit(ctx, page).inputs
+    assert inputs is not None  # a shown page's inputs are what it shows
+    return inputs
+
+
+def _editions_render(ctx: RenderContext, page: Slice[Group]) -> list[Output]:
+    return _editions_unit(ctx, page).render()
+
+
+def _editions_unit(ctx: RenderContext, page: Slice[Group]) -> Unit:
+    """One page of the editions archive (which shows each edition's key and count)."""
+    rows = [(g.key, href(ctx, urls.edition_path(g.key)), len(g.stories))
+            for g in page.items]
+    links = pager(ctx, page)
+    meta = PageMeta(title=f"Editions{title_suffix(page)} · {ctx.config.title}",
+                    description=f"Every edition of {ctx.config.title}, newest first.",
+                    canonical=absolute(ctx, page.path),
+                    breadcrumbs=crumbs(ctx, ("Editions", "")))
+    data = {
+        "title": "Editions",
+        "url": absolute(ctx, page.path),
+        **page_fields(links),
+        "editions": [
+            {"edition": g.key, "stories": len(g.stories),
+             "url": absolute(ctx, urls.edition_path(g.key))}
+            for g in page.items
+        ],
+    }
+    return shown_page(ctx, page.path, "editions.html", meta, data, rows=rows, pager=links)
 
 
 def editions_sitemap(ctx: RenderContext) -> SitemapEntries:
     for page in editions_slices(ctx):
-        yield page.path, max((newest(g.stories) for g in page.items), default=EPOCH)
+        yield page.path, ctx.kept(("editions-sitemap", page.path),
+                                  [g.stories for g in page.items],
+                                  partial(_newest_of_groups, page.items))
+
+
+def _newest_of_groups(groups: Sequence[Group]) -> datetime:
+    return max((newest(g.stories) for g in groups), default=EPOCH)
 
 
 def editions_count(catalog: Catalog, config: Config) -> int:
@@ -406,12 +444,23 @@ def editions_count(catalog: Catalog, config: Config) -> int:
 
 def edition_units(ctx: RenderContext) -> Units:
     """/editions/EDITION/, one per hourly edition."""
-    for group in ctx.catalog.editions:
-        older, newer = ctx.catalog.neighbours(group.key)
-        path = urls.edition_path(group.key)
-        inputs = members_inputs(ctx, path, "edition.html", group.stories,
-                                older.key if older else "", newer.key if newer else "")
+    touched = ctx.touched
+    editions = ctx.catalog.editions
+    for i, group in enumerate(editions):
+        # Newest first: the newer edition before this one, the older after it.
+        newer = editions[i - 1] if i > 0 else None
+        older = editions[i + 1] if i + 1 < len(editions) else None
+        neighbours = (older.key if older else "", newer.key if newer else "")
+        path, inputs = ctx.kept(("edition", group.key), (group.stories, neighbours),
+                                partial(_edition_inputs, ctx, group, neighbours),
+                                fresh=("edition", group.key) in touched)
         yield Unit(path, inputs, _edition_page(ctx, group, older, newer), recurring=True)
+
+
+def _edition_inputs(ctx: RenderContext, group: Group, neighbours: tuple[str, str]
+                    ) -> tuple[str, tuple[str, ...]]:
+    path = urls.edition_path(group.key)
+    return path, members_inputs(ctx, path, "edition.html", group.stories, *neighbours)
 
 
 def _edition_page(ctx: RenderContext, group: Group, older: Group | None,
@@ -437,7 +486,12 @@ def _edition_page(ctx: RenderContext, group: Group, older: Group | None,
 
 def edition_sitemap(ctx: RenderContext) -> SitemapEntries:
     for group in ctx.catalog.editions:
-        yield urls.edition_path(group.key), newest(group.stories)
+        yield ctx.kept(("edition-sitemap", group.key), group.stories,
+                       partial(_edition_entry, group))
+
+
+def _edition_entry(group: Group) -> tuple[str, datetime]:
+    return urls.edition_path(group.key), newest(group.stories)
 
 
 def edition_count(catalog: Catalog, config: Config) -> int:

@@ -46,7 +46,9 @@ def site_units(ctx: RenderContext) -> Units:
     # Keyed by every page and its last modification: most builds change neither.
     # One joined input (NUL occurs in no site path): the key of tens of thousands of
     # parts would cost more than the rest of the unit's decision.
-    listed = "\x00".join([f"{path} {lastmod.isoformat()}" for path, lastmod in pages])
+    recall = ctx.recall
+    listed = "\x00".join([f"{path} {lastmod.isoformat()}" for path, lastmod in pages]
+                         if recall is None else [recall.line(*page) for page in pages])
     yield Unit(urls.SITEMAP, (listed,), lambda: render_sitemap(ctx, pages))
     yield Unit(urls.NEWS_SITEMAP, None, lambda: render_news_sitemap(ctx))  # on the clock
 
