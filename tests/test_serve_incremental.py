@@ -275,7 +275,7 @@ def test_kept_checks_cover_every_rule_across_stories() -> None:
 def test_site_ids_made_again_from_the_changed_units_equal_site_id() -> None:
     import random
 
-    from desk.cache import UnitRecord
+    from desk.state import UnitRecord
     from desk.keys import SiteIds, site_id
 
     # Unit ids where one is the start of another sort differently as joined lines.
