@@ -275,8 +275,8 @@ def test_kept_checks_cover_every_rule_across_stories() -> None:
 def test_site_ids_made_again_from_the_changed_units_equal_site_id() -> None:
     import random
 
-    from desk.state import UnitRecord
     from desk.keys import SiteIds, site_id
+    from desk.state import UnitRecord
 
     # Unit ids where one is the start of another sort differently as joined lines.
     names = ["/n/climate/", "/n/climate/2/", "/n/climate-2/", "/feed.xml", "/feed.xml.x", "/"]
