@@ -11,9 +11,8 @@ What it holds (see desk.cache for how builds use it):
 - the sealed search bundles (desk.bundles): each one's entries as they were indexed;
 - the URL history (desk.history).
 
-The file is an SQLite database, one row per inspected file (its stat apart from its
-inspection, so that a fresh checkout's new stats rewrite a small table) and per unit.
-Read row by row, it never holds the whole archive twice in memory (a JSON document is parsed whole
+The file is an SQLite database, one row per inspected file and per unit. Read row by
+row, it never holds the whole archive twice in memory (a JSON document is parsed whole
 before a record can be made of it). Written as the difference from what was read: an
 hourly build rewrites the rows of the stories it touched (and, after a fresh checkout,
 every file's stat), not the archive. A generation token guards the difference: when the
@@ -45,7 +44,7 @@ from desk.loader import LoadedStory, Summary
 from desk.urls import relative_file
 from desk.writer import Spare
 
-STATE_VERSION = 9
+STATE_VERSION = 8
 # Saved states of output folders kept at most (the oldest go first).
 MAX_SAVED = 20
 SUFFIX = ".sqlite"
@@ -54,9 +53,8 @@ Stat = tuple[int, int, int]
 
 _SCHEMA = """
 CREATE TABLE meta (name TEXT PRIMARY KEY, value BLOB NOT NULL);
-CREATE TABLE stats (path TEXT PRIMARY KEY, mtime INTEGER NOT NULL, size INTEGER NOT NULL,
-                    ino INTEGER NOT NULL, blob TEXT NOT NULL) WITHOUT ROWID;
-CREATE TABLE inspected (path TEXT PRIMARY KEY, story BLOB, findings BLOB) WITHOUT ROWID;
+CREATE TABLE inspected (path TEXT PRIMARY KEY, mtime INTEGER NOT NULL, size INTEGER NOT NULL,
+                        ino INTEGER NOT NULL, blob TEXT NOT NULL, story BLOB, findings BLOB);
 CREATE TABLE units (id TEXT PRIMARY KEY, key TEXT NOT NULL, files BLOB NOT NULL,
                     json_digest TEXT NOT NULL);
 """
@@ -167,10 +165,7 @@ def _read_state(db: sqlite3.Connection, path: Path) -> SavedState:
     meta = {name: orjson.loads(value) for name, value in db.execute("SELECT * FROM meta")}
     if meta.get("version") != STATE_VERSION:
         return SavedState()
-    # Both tables are ordered by path (WITHOUT ROWID): read side by side.
-    inspected = {stat[0]: _file_record(stat, row) for stat, row in zip(
-        db.execute("SELECT * FROM stats ORDER BY path"),
-        db.execute("SELECT * FROM inspected ORDER BY path"), strict=True)}
+    inspected = {row[0]: _file_record(row) for row in db.execute("SELECT * FROM inspected")}
     units = {row[0]: UnitRecord(row[1], _files_from_json(row[0], orjson.loads(row[2])),
                                 row[3]) for row in db.execute("SELECT * FROM units")}
     if [len(inspected), len(units)] != meta["counts"]:
@@ -186,11 +181,8 @@ def _read_state(db: sqlite3.Connection, path: Path) -> SavedState:
     return state
 
 
-def _file_record(stat: Any, row: Any) -> FileRecord:
-    path, mtime, size, ino, blob = stat
-    if row[0] != path:
-        raise ValueError("the tables of stats and inspections differ")
-    _, story, findings = row
+def _file_record(row: Any) -> FileRecord:
+    _, mtime, size, ino, blob, story, findings = row
     return FileRecord((int(mtime), int(size), int(ino)),
                       None if story is None else _story_from_json(orjson.loads(story)),
                       () if findings is None else
@@ -273,17 +265,15 @@ def _write_whole(state: SavedState, path: Path, generation: str) -> None:
 def _write_inspected(db: sqlite3.Connection, records: dict[str, FileRecord],
                      before: dict[str, FileRecord]) -> None:
     # Rows are made as they are written: a whole archive's at once would be its size again.
-    # A fresh checkout touches every file: its stats, a small table of their own, are
-    # written again, while the inspections stay as they are.
-    db.executemany("INSERT OR REPLACE INTO stats VALUES (?, ?, ?, ?, ?)",
-                   ((path, *record.stat, record.blob) for path, record in records.items()
-                    if _touched(before.get(path), record) or _changed(before.get(path), record)))
-    db.executemany("INSERT OR REPLACE INTO inspected VALUES (?, ?, ?)",
+    db.executemany("UPDATE inspected SET mtime = ?, size = ?, ino = ?, blob = ? "
+                   "WHERE path = ?", ((*record.stat, record.blob, path)
+                                      for path, record in records.items()
+                                      if _touched(before.get(path), record)))
+    db.executemany("INSERT OR REPLACE INTO inspected VALUES (?, ?, ?, ?, ?, ?, ?)",
                    (_file_row(path, record) for path, record in records.items()
                     if _changed(before.get(path), record)))
-    gone = [(p,) for p in before if p not in records]
-    db.executemany("DELETE FROM stats WHERE path = ?", gone)
-    db.executemany("DELETE FROM inspected WHERE path = ?", gone)
+    db.executemany("DELETE FROM inspected WHERE path = ?",
+                   [(p,) for p in before if p not in records])
 
 
 def _touched(old: FileRecord | None, new: FileRecord) -> bool:
@@ -301,7 +291,7 @@ def _file_row(path: str, record: FileRecord) -> tuple[Any, ...]:
     story = None if record.story is None else orjson.dumps(_story_to_json(record.story))
     findings = (orjson.dumps([_finding_to_json(f) for f in record.findings])
                 if record.findings else None)
-    return (path, story, findings)
+    return (path, *record.stat, record.blob, story, findings)
 
 
 def _write_units(db: sqlite3.Connection, units: Mapping[str, UnitRecord],
