@@ -21,7 +21,6 @@ is no second path. Walking one story through:
 
 from __future__ import annotations
 
-import gc
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
@@ -37,6 +36,7 @@ from desk.cache import BuildCache, InspectionCache, Session
 from desk.catalog import Catalog, Clock, Notice, build_catalog
 from desk.config import Config
 from desk.findings import Finding, sort_findings
+from desk.heap import collector_paused
 from desk.history import Redirect, UrlHistory
 from desk.holdback import HeldStory, HoldBack, StandIn, hold_back, live_site, site_folder
 from desk.inspection import Inspection, inspect_content
@@ -144,21 +144,13 @@ def build(
     target = target or RecycledSpare(config.output_dir)
     cache = cache or BuildCache.saved_for(config.cache_dir, target.out_dir)
     jobs = jobs if fork_safe() else 1  # workers are forked: only where that is safe
-    # A build makes no reference cycles worth collecting, while the collector's scans of
-    # the tens of thousands of objects a large site keeps alive cost up to a third of a
-    # rebuild; reference counting frees the rest.
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
+    with collector_paused():
         try:
             return _build(config, clock, target, cache, Workers(jobs, progress))
         except LastSiteIncomplete:
             # The site the saved state describes is not all there: keep nothing of it.
             cache.state.disown()
             return _build(config, clock, target, cache, Workers(jobs, progress))
-    finally:
-        if collecting:
-            gc.enable()
 
 
 def _build(config: Config, clock: Clock, target: Target, cache: BuildCache,

@@ -7,15 +7,13 @@ Exit status: 0 ok, 1 content errors (or a deploy refused or failed), 2 usage err
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import json
 import os
 import re
 import sys
 import time
 import webbrowser
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -37,6 +35,7 @@ from desk.config import (
     load_deploy_config,
 )
 from desk.findings import Finding
+from desk.heap import frozen_heap
 from desk.history import UrlHistory, read_history_file
 from desk.holdback import HeldStory
 from desk.inspection import inspect_content
@@ -218,17 +217,6 @@ def build_command(content: Path | None, out: Path | None, base_url: str | None,
             click.echo(f"{len(report.held_back)} story file(s) held back: the site was built "
                        "without them; fix them and build again.", err=True)
             sys.exit(HELD_BACK)
-
-
-@contextlib.contextmanager
-def frozen_heap() -> Iterator[None]:
-    """Every object made so far is left out of cyclic garbage collection meanwhile (still
-    freed when no longer referenced); a process that goes on afterwards gets them back."""
-    gc.freeze()
-    try:
-        yield
-    finally:
-        gc.unfreeze()
 
 
 def echo_held_back(held: tuple[HeldStory, ...]) -> None:

@@ -25,13 +25,12 @@ counts differ from the ones it records, is no state at all: the build starts afr
 from __future__ import annotations
 
 import contextlib
-import gc
 import os
 import re
 import secrets
 import sqlite3
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,6 +38,7 @@ from typing import Any
 import orjson
 
 from desk.findings import Finding
+from desk.heap import collector_paused
 from desk.history import UrlHistory, history_from_json
 from desk.loader import LoadedStory, Summary
 from desk.urls import relative_file
@@ -139,26 +139,13 @@ def read_state(path: Path) -> SavedState:
     """A saved state, or an empty one if there is none or it is unreadable."""
     if not path.is_file():
         return SavedState()
-    with _collector_paused():
+    with collector_paused():
         try:
             with contextlib.closing(_connect(path, readonly=True)) as db:
                 return _read_state(db, path)
         except (sqlite3.Error, OSError, ValueError, KeyError, TypeError, IndexError,
                 AttributeError):
             return SavedState()
-
-
-@contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
-    """No cyclic garbage collection meanwhile: reading a large state makes no cycles,
-    while the collector's scans of the growing heap cost about as much as the reading."""
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if collecting:
-            gc.enable()
 
 
 def _read_state(db: sqlite3.Connection, path: Path) -> SavedState:
