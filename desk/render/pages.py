@@ -445,11 +445,8 @@ def editions_count(catalog: Catalog, config: Config) -> int:
 def edition_units(ctx: RenderContext) -> Units:
     """/editions/EDITION/, one per hourly edition."""
     touched = ctx.touched
-    editions = ctx.catalog.editions
-    for i, group in enumerate(editions):
-        # Newest first: the newer edition before this one, the older after it.
-        newer = editions[i - 1] if i > 0 else None
-        older = editions[i + 1] if i + 1 < len(editions) else None
+    for group in ctx.catalog.editions:
+        older, newer = ctx.catalog.neighbours(group.key)
         neighbours = (older.key if older else "", newer.key if newer else "")
         path, inputs = ctx.kept(("edition", group.key), (group.stories, neighbours),
                                 partial(_edition_inputs, ctx, group, neighbours),
