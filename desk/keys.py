@@ -147,7 +147,12 @@ def site_id(unit_keys: Iterable[tuple[str, str]]) -> str:
     """A deterministic id of a built site (same input, same id)."""
     # One joined part rather than one part per unit: a site has tens of thousands, and
     # NUL occurs in no unit id or key.
-    return digest("\x00".join(f"{unit}={key}" for unit, key in sorted(unit_keys)))
+    return digest("\x00".join(_site_part(unit, key) for unit, key in sorted(unit_keys)))
+
+
+def _site_part(unit: str, key: str) -> str:
+    """A unit's part of what a site id is made from."""
+    return f"{unit}={key}"
 
 
 class Keyed(Protocol):
@@ -179,5 +184,5 @@ class SiteIds:
             if old is None:
                 bisect.insort(order, unit)
             keys[unit] = record.key
-            lines[unit] = f"{unit}={record.key}"
+            lines[unit] = _site_part(unit, record.key)
         return digest("\x00".join([lines[unit] for unit in order]))

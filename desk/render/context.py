@@ -68,12 +68,14 @@ class Recall:
         """Keep nothing (a build failed: its values may not match the site kept)."""
         self._values, self._lines, self.story_keys = {}, {}, {}
 
-    def line(self, path: str, lastmod: datetime) -> str:
-        """A page's line of the sitemap's inputs: `f"{path} {lastmod.isoformat()}"`."""
+    def line(self, path: str, lastmod: datetime,
+             make: Callable[[str, datetime], str]) -> str:
+        """A page's line of the sitemap's inputs, `make(path, lastmod)`: the one made
+        before while the page's last modification is the same."""
         found = self._lines.get(path)
         if found is not None and found[0] == lastmod:
             return found[1]
-        line = f"{path} {lastmod.isoformat()}"
+        line = make(path, lastmod)
         self._lines[path] = (lastmod, line)
         return line
 

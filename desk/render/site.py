@@ -47,10 +47,15 @@ def site_units(ctx: RenderContext) -> Units:
     # One joined input (NUL occurs in no site path): the key of tens of thousands of
     # parts would cost more than the rest of the unit's decision.
     recall = ctx.recall
-    listed = "\x00".join([f"{path} {lastmod.isoformat()}" for path, lastmod in pages]
-                         if recall is None else [recall.line(*page) for page in pages])
+    listed = "\x00".join([_sitemap_line(*page) for page in pages] if recall is None else
+                         [recall.line(*page, _sitemap_line) for page in pages])
     yield Unit(urls.SITEMAP, (listed,), lambda: render_sitemap(ctx, pages))
     yield Unit(urls.NEWS_SITEMAP, None, lambda: render_news_sitemap(ctx))  # on the clock
+
+
+def _sitemap_line(path: str, lastmod: datetime) -> str:
+    """A page's part of the sitemap's inputs."""
+    return f"{path} {lastmod.isoformat()}"
 
 
 def list_page_count(catalog: Catalog, config: Config) -> int:
