@@ -274,6 +274,7 @@ class DevServer:
         self._session = Session()
         self._cache = BuildCache(session=self._session)
         self._stop = threading.Event()
+        self._serving = False  # shutdown() waits for a serve loop: only one that started
         try:
             self.httpd = ThreadingHTTPServer((host, port), make_handler(self.state))
         except OSError as exc:
@@ -405,6 +406,7 @@ class DevServer:
         thread = threading.Thread(target=self.httpd.serve_forever, daemon=True,
                                   name="desk-http")
         thread.start()
+        self._serving = True
         return thread
 
     def stop(self) -> None:
@@ -413,7 +415,8 @@ class DevServer:
         with self.state.changed:
             self.state.closing = True
             self.state.changed.notify_all()
-        self.httpd.shutdown()
+        if self._serving:
+            self.httpd.shutdown()
         self.httpd.server_close()
         shutil.rmtree(self._workdir, ignore_errors=True)
 

@@ -288,3 +288,23 @@ def test_changed_paths_are_named_as_the_content_walk_names_them(tmp_path: Path,
     walked = content_files(shown_as, STORIES, [])
     named = content_paths([str(story)], shown_as.resolve(), shown_as)
     assert walked and set(walked) <= named
+
+
+def test_stop_before_start_returns(tmp_path: Path) -> None:
+    """A server stopped without ever serving (a script that only builds through it) must
+    not wait for a serve loop that never ran."""
+    content = tmp_path / "content"
+    write_story(content, make_story(1))
+
+    def load(base_url: str):  # noqa: ANN202
+        return load_config(REPO / "pyproject.toml", {
+            "content_dir": content, "base_url": base_url,
+            "output_dir": tmp_path / "public", "cache_dir": tmp_path / "cache"})
+
+    dev = DevServer(load, ("127.0.0.1", 0), NOW, False, lambda line: None)
+    assert dev.rebuild("start") is not None
+    stopping = threading.Thread(target=dev.stop, daemon=True)
+    stopping.start()
+    stopping.join(timeout=30)
+    assert not stopping.is_alive(), "stop() hung on a server that never served"
+    assert not (dev.state.folder).exists()
