@@ -5,7 +5,8 @@ converted for each tool): every story as HTML, JSON and Markdown, plus newsroom 
 list pages. For each corpus size it measures, interleaving the tools phase by phase so
 machine drift hits them alike:
 
-- a cold build (output and every cache removed) and the peak memory of its largest process;
+- a cold build (output and every cache removed) and the peak memory of all its processes
+  together (see PROBE);
 - a rebuild with nothing changed;
 - the hourly publish: 10 new and 10 edited stories;
 - one edited story;
@@ -17,8 +18,10 @@ machine drift hits them alike:
   build. For object storage (publish-s3.yml) only the
   build cache is restored and `desk build --changes-only` writes what changed; for GitHub
   Pages (publish.yml) the last site comes back too and the whole site is written. The
-  figure is restore + build, search index included; memory is the largest process of
-  either (Pagefind's included).
+  figure is restore + build, search index included; memory is that of every process
+  together (Pagefind's included), and desk's own without Pagefind's. A last, worst hour
+  adds a correction sweep (`swept`: every 8th of the oldest thousand), so a sealed
+  search bundle is indexed again beside the fresh one.
 
 desk builds without the search index (--no-search), as the others have none, except on
 the fresh runner, where it builds as the publish workflows do. Single figures
@@ -115,28 +118,79 @@ class Tool:
     env: dict[str, str] = field(default_factory=dict)
 
     def build(self) -> tuple[float, float]:
-        """Wall seconds and the peak memory (MB) of the largest process of one build."""
+        """Wall seconds and the peak memory (MB) of one build, all its processes."""
         self.before_build()
-        return measured(self.command, self.cwd, self.env)
+        seconds, whole, _ = measured(self.command, self.cwd, self.env)
+        return seconds, whole
+
+
+# Runs a command and samples its whole process tree: on Linux the proportional set size
+# (shared pages counted once, so forked workers are not counted twice) summed over every
+# process, and that sum without Pagefind's processes (desk's own share); elsewhere the
+# largest process's peak for both.
+PROBE = r"""
+import os, resource, subprocess, sys, tempfile, time
+
+def tree(root):
+    children = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/stat", "rb") as f:
+                    parent = int(f.read().rsplit(b")", 1)[1].split()[1])
+            except OSError:
+                continue
+            children.setdefault(parent, []).append(int(name))
+    found, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        found.append(pid)
+        todo.extend(children.get(pid, ()))
+    return found
+
+def sizes(pid):
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            pagefind = b"pagefind" in f.read()
+        with open(f"/proc/{pid}/smaps_rollup", "rb") as f:
+            for line in f:
+                if line.startswith(b"Pss:"):
+                    return int(line.split()[1]), pagefind
+    except OSError:
+        pass
+    return 0, False
+
+sampled = os.path.exists("/proc/self/smaps_rollup")
+whole = own = 0
+with tempfile.TemporaryFile() as errors:
+    started = time.perf_counter()
+    child = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=errors)
+    while sampled and child.poll() is None:
+        found = [sizes(pid) for pid in tree(child.pid)]
+        whole = max(whole, sum(kb for kb, _ in found))
+        own = max(own, sum(kb for kb, pagefind in found if not pagefind))
+        time.sleep(0.05)
+    child.wait()
+    seconds = time.perf_counter() - started
+    if child.returncode:
+        errors.seek(0)
+        sys.stderr.buffer.write(errors.read()[-4000:])
+largest = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+print(seconds, whole if sampled else largest, own if sampled else largest)
+sys.exit(child.returncode)
+"""
 
 
 def measured(command: list[str], cwd: Path | None = None,
-             env: dict[str, str] | None = None) -> tuple[float, float]:
-    """Run a command through a fresh Python that reports its children's peak memory."""
-    probe = ("import resource, subprocess, sys, time\n"
-             "t = time.perf_counter()\n"
-             "r = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL,"
-             " stderr=subprocess.PIPE)\n"
-             "t = time.perf_counter() - t\n"
-             "sys.stderr.buffer.write(r.stderr[-4000:]) if r.returncode else None\n"
-             "print(t, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
-             "sys.exit(r.returncode)\n")
-    result = subprocess.run([sys.executable, "-c", probe, *command], cwd=cwd,
+             env: dict[str, str] | None = None) -> tuple[float, float, float]:
+    """Wall seconds of a command, the peak memory (MB) of all its processes together and
+    of those but Pagefind's (see PROBE)."""
+    result = subprocess.run([sys.executable, "-c", PROBE, *command], cwd=cwd,
                             env={**os.environ, **(env or {})}, capture_output=True, text=True)
     if result.returncode != 0:
         raise SystemExit(f"{command[0]} failed:\n{result.stderr}")
-    seconds, peak_kb = result.stdout.split()
-    return float(seconds), int(peak_kb) / 1024
+    seconds, whole_kb, own_kb = result.stdout.split()
+    return float(seconds), int(whole_kb) / 1024, int(own_kb) / 1024
 
 
 def json_file(path: Path, data: Any) -> None:
@@ -605,41 +659,70 @@ def run_size(count: int, seed: dict[str, Any], tools: list[Tool], edits: int,
 def fresh_runner(tool: Tool, seed: dict[str, Any], count: int, phases: tuple[str, ...],
                  rounds: int = 3) -> dict[str, tuple[float, float]]:
     """The hourly publish on a fresh runner, per workflow (`phases`, of FRESH_PATHS):
-    median restore + build seconds over `rounds` hours, and the peak memory of the largest
-    process."""
-    root = tool.root
+    median restore + build seconds over `rounds` hours and their peak memory (all
+    processes, Pagefind's included); desk's own peak (PHASE + " desk"); and one worst
+    hour (PHASE + " sweep"): a correction sweep edits stories among the oldest
+    thousand (`swept`), so a sealed search bundle is indexed again beside the fresh one."""
     results: dict[str, tuple[float, float]] = {}
     # As the workflows build: with the search index.
     searched = [arg for arg in tool.command if arg != "--no-search"]
     for phase in phases:
-        saved = FRESH_PATHS[phase]
         command = searched + (["--changes-only"] if phase == "fresh-s3" else [])
         subprocess.run(searched, check=True, capture_output=True)  # the last run's build
-        timings, peaks = [], []
-        for hour in range(rounds):
-            archive = root.parent / f"{phase}.tar.zst"
-            subprocess.run(["sh", "-c", f"tar --posix -cf - {' '.join(saved)} | zstd -q -T0 "
-                            f"--long=30 -f -o {archive}"], cwd=root, check=True)
-            for name in ("public", "cache"):
-                shutil.rmtree(root / name, ignore_errors=True)
-            for leftover in root.glob(".public.desk-*"):
-                shutil.rmtree(leftover)
+        timings, peaks, own = [], [], []
+        for hour in range(rounds + 1):
             first = count + 100 + 10 * hour + 10_000 * rounds * len(results)
-            for n in range(first, first + 10):
-                tool.write(story(n, seed))
-            for n in range(hour * 7 + 3, count, max(1, count // 10))[:10]:
-                tool.write(story(n, seed, edit=100 + hour))
-            fresh_checkout(root / "content")
-            restore, restore_peak = measured(
-                ["sh", "-c", f"zstd -q -d --long=30 -c {archive} | tar -xf -"], root)
-            build, build_peak = measured(command)
-            timings.append(restore + build)
-            peaks.append(max(restore_peak, build_peak))
-            print(f"  desk      {FRESH_TITLES[phase]:38} {restore:6.2f} s restore "
-                  f"({archive.stat().st_size / 1e6:.1f} MB) + {build:6.2f} s build, "
-                  f"{peaks[-1]:5.0f} MB", flush=True)
+            edited = [story(n, seed, edit=100 + hour)
+                      for n in range(hour * 7 + 3, count, max(1, count // 10))[:10]]
+            if hour == rounds:
+                edited += [story(n, seed, edit=200 + len(results)) for n in swept(count)]
+            changes = [story(n, seed) for n in range(first, first + 10)] + edited
+            seconds, whole, desk = _fresh_hour(tool, FRESH_PATHS[phase], changes, command)
+            if hour < rounds:
+                timings.append(seconds)
+                peaks.append(whole)
+            own.append(desk)
+            print(f"  desk      {FRESH_TITLES[phase]:38} "
+                  f"{'sweep ' if hour == rounds else ''}{seconds:6.2f} s, {whole:5.0f} MB "
+                  f"(desk's own {desk:4.0f} MB)", flush=True)
         results[phase] = (statistics.median(timings), max(peaks))
+        results[f"{phase} desk"] = (0.0, max(own))
+        results[f"{phase} sweep"] = (seconds, whole)
     return results
+
+
+# Stories a correction sweep edits among the oldest thousand: more than a tenth of a
+# sealed bundle, so that bundle is indexed again (desk.bundles.STALE_SHARE).
+SWEEP = 120
+
+
+def swept(count: int) -> range:
+    """The stories a correction sweep edits in a corpus of `count`."""
+    return range(0, min(count, 1000), 8)[:SWEEP]
+
+
+def _fresh_hour(tool: Tool, saved: tuple[str, ...], changes: list[dict[str, Any]],
+                command: list[str]) -> tuple[float, float, float]:
+    """One hour on a fresh runner: what the last hour saved archived as actions/cache does,
+    everything else gone, the changes committed and cloned anew, then the restore and the
+    build. Seconds (restore + build), peak MB of all processes and of desk's own."""
+    root = tool.root
+    archive = root.parent / "fresh.tar.zst"
+    subprocess.run(["sh", "-c", f"tar --posix -cf - {' '.join(saved)} | zstd -q -T0 "
+                    f"--long=30 -f -o {archive}"], cwd=root, check=True)
+    for name in ("public", "cache"):
+        shutil.rmtree(root / name, ignore_errors=True)
+    for leftover in root.glob(".public.desk-*"):
+        shutil.rmtree(leftover)
+    for data in changes:
+        tool.write(data)
+    fresh_checkout(root / "content")
+    restore, restore_peak, _ = measured(
+        ["sh", "-c", f"zstd -q -d --long=30 -c {archive} | tar -xf -"], root)
+    build, whole, own = measured(command)
+    print(f"  {'':9} restore {restore:.2f} s of {archive.stat().st_size / 1e6:.1f} MB",
+          flush=True)
+    return restore + build, max(restore_peak, whole), own
 
 
 def fresh_checkout(content: Path) -> None:
@@ -702,8 +785,14 @@ def table(count: int, results: dict[str, dict[str, tuple[float, float]]],
         lines += ["", f"desk's site: {desk['bytes per story'][0] / 1000:.1f} KB per story."]
     for phase, title in FRESH_TITLES.items():
         if phase in desk:
+            sweep = desk[f"{phase} sweep"]
             lines += ["", f"desk hourly publish, {title}: {desk[phase][0]:.2f} s (median of "
-                      f"3 hours, restore + build), peak memory {desk[phase][1]:.0f} MB."]
+                      f"3 hours, restore + build), peak memory {desk[phase][1]:.0f} MB (all "
+                      f"processes; desk's own at most {desk[f'{phase} desk'][1]:.0f} MB over "
+                      f"the four hours). The hour of a correction sweep "
+                      f"({len(swept(count))} stories "
+                      f"edited, a sealed search bundle indexed again): {sweep[0]:.2f} s, "
+                      f"{sweep[1]:.0f} MB."]
     return lines + [""]
 
 
@@ -716,7 +805,8 @@ def goals(count: int, results: dict[str, dict[str, tuple[float, float]]]) -> lis
     def line(goal: str, value: str, met: bool) -> str:
         return f"| {goal} | {value} | {'met' if met else 'not met'} |"
 
-    lines = [f"Goals at {count:,} stories (peak memory: the largest of the four builds):", "",
+    lines = [f"Goals at {count:,} stories (peak memory: every process of a build together):",
+             "",
              "| goal | measured | |", "|---|---|---|"]
     hugo = results.get("Hugo")
     if hugo:
@@ -737,14 +827,16 @@ def goals(count: int, results: dict[str, dict[str, tuple[float, float]]]) -> lis
         lines.append(line(f"hourly publish on a fresh runner ≤ {limit:.0f} s (object storage)",
                           f"{desk['fresh-s3'][0]:.2f} s", desk["fresh-s3"][0] <= limit))
         if count >= 100_000:
-            peak = desk["fresh-s3"][1]
-            lines.append(line("its peak memory ≤ 300 MB (the largest process, search "
-                              "included)", f"{peak:.0f} MB", peak <= 300))
+            whole = max(desk["fresh-s3"][1], desk["fresh-s3 sweep"][1])
+            lines.append(line("the whole publish's peak memory ≤ 1 GB (every process, search "
+                              "included, the sweep hour too)", f"{whole:.0f} MB", whole <= 1024))
+            own = desk["fresh-s3 desk"][1]
+            lines.append(line("desk's own processes ≤ 300 MB", f"{own:.0f} MB", own <= 300))
     if "serve" in desk:
         lines.append(line("desk serve, save → reload < 300 ms",
                           f"{desk['serve'][0] * 1000:.0f} ms", desk["serve"][0] < 0.3))
     peak = max(desk[p][1] for p in PHASES)
-    lines.append(line("peak memory < 100 MB", f"{peak:.0f} MB", peak < 100))
+    lines.append(line("peak memory < 100 MB (without search)", f"{peak:.0f} MB", peak < 100))
     return lines + [""]
 
 
@@ -792,7 +884,8 @@ def main() -> None:
               f"{' '.join(sys.argv[1:])}` on {machine()}.", "",
               "Same corpus for every tool (seed-sized stories; every story as HTML, JSON and "
               "Markdown, plus newsroom and edition lists); tools interleaved phase by phase; "
-              "desk with `--no-search`. Peak memory is that of the largest process.", ""]
+              "desk with `--no-search`. Peak memory is that of every process of a build "
+              "together (proportional set sizes summed: shared pages count once).", ""]
     versions: dict[str, str] = {}
     for count in sizes:
         root = (args.keep / str(count)) if args.keep else Path(
