@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -114,12 +115,16 @@ def test_saves_reload_the_open_page(browser_page, served: str, project: Path) ->
     expect(page.locator("h1.changed")).to_have_text("Fixed again", timeout=15_000)
 
 
-def test_ctrl_c_stops_cleanly(project: Path) -> None:
-    import signal
+def _interruptible() -> None:
+    """Give the child Ctrl-C's default action: a test run started in the background by a
+    shell without job control ignores SIGINT, and its children would inherit that."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
+
+def test_ctrl_c_stops_cleanly(project: Path) -> None:
     process = subprocess.Popen(
         [sys.executable, "-m", "desk", "serve", "--port", "0"],
-        cwd=project, stderr=subprocess.PIPE, text=True)
+        cwd=project, stderr=subprocess.PIPE, text=True, preexec_fn=_interruptible)
     assert process.stderr is not None
     lines = []
     for line in process.stderr:
