@@ -1,0 +1,40 @@
+"""`make bench` itself, on a corpus small enough for the test run: the phases run, the
+fresh-runner hours and the sweep hour report their memory, and the figures hang together.
+Speed is the benchmark's business, never asserted here."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from storygen import REPO
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.mark.skipif(shutil.which("zstd") is None, reason="the fresh-runner phase archives "
+                    "the build cache with zstd, as actions/cache does")
+def test_a_quick_bench_runs_every_desk_phase_and_reports_whole_memory(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, str(REPO / "bench/bench.py"), "--quick", "--tools", "desk",
+         "--fresh", "s3", "--edits", "2", "--keep", str(tmp_path),
+         "--results", str(tmp_path / "RESULTS.md")],
+        capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    out = result.stdout
+    for phase in ("cold build", "nothing changed", "hourly publish (10 new + 10 edited)",
+                  "one story edited"):
+        assert re.search(rf"desk\s+{re.escape(phase)}\s+[\d.]+ s\s+\d+ MB", out), phase
+    hours = re.findall(r"fresh runner, object storage \(build cache restored\)\s+(sweep)?\s*"
+                       r"[\d.]+ s,\s+(\d+) MB \(desk's own\s+(\d+) MB\)", out)
+    assert [sweep for sweep, _, _ in hours] == ["", "", "", "sweep"]
+    for _, whole, own in hours:
+        # Every process together, Pagefind's included, holds at least desk's own share.
+        assert int(whole) >= int(own) > 0
+    written = (tmp_path / "RESULTS.md").read_text(encoding="utf-8")
+    assert "The hour of a correction sweep (25 stories edited" in written
+    assert re.search(r"desk serve, save → reload < 300 ms \| \d+ ms", written)
