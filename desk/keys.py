@@ -50,6 +50,17 @@ def digest(*parts: bytes | str) -> str:
     return hashlib.sha256(b"".join(chunks)).hexdigest()[:32]
 
 
+def digest_all(parts: Iterable[str]) -> str:
+    """digest(*parts) of parts made one at a time, never held together (the sitemap's
+    line of every page)."""
+    made = hashlib.sha256()
+    for part in parts:
+        data = part.encode("utf-8")
+        made.update(len(data).to_bytes(8, "big"))
+        made.update(data)
+    return made.hexdigest()[:32]
+
+
 @lru_cache(maxsize=4)
 def code_fingerprint(package_dir: Path | None = None) -> str:
     """A hash of desk's source files and of the versions of its output libraries."""

@@ -11,6 +11,7 @@ from datetime import datetime
 from desk import urls
 from desk.catalog import Catalog
 from desk.config import Config
+from desk.keys import digest_all
 from desk.render.context import RenderContext, Unit, Units
 from desk.render.feeds import feed_units
 from desk.render.lifecycle import history_units, notice_units, redirect_units
@@ -43,12 +44,11 @@ def site_units(ctx: RenderContext) -> Units:
     for kind in REGISTRY:
         yield from kind.units(ctx)
     pages = sitemap_pages(ctx)
-    # Keyed by every page and its last modification: most builds change neither.
-    # One joined input (NUL occurs in no site path): the key of tens of thousands of
-    # parts would cost more than the rest of the unit's decision.
+    # Keyed by every page and its last modification: most builds change neither. One
+    # digest of every line, made as they are, so an archive's lines are never all held.
     recall = ctx.recall
-    listed = "\x00".join([_sitemap_line(*page) for page in pages] if recall is None else
-                         [recall.line(*page, _sitemap_line) for page in pages])
+    listed = digest_all(_sitemap_line(*page) for page in pages) if recall is None else \
+        digest_all(recall.line(*page, _sitemap_line) for page in pages)
     yield Unit(urls.SITEMAP, (listed,), lambda: render_sitemap(ctx, pages))
     yield Unit(urls.NEWS_SITEMAP, None, lambda: render_news_sitemap(ctx))  # on the clock
 

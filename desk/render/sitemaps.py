@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import io
 from datetime import datetime, timedelta
 from xml.sax.saxutils import escape
 
@@ -38,31 +39,32 @@ def render_sitemap(ctx: RenderContext, pages: list[tuple[str, datetime]],
                    max_urls: int = MAX_URLS) -> list[Output]:
     """sitemap.xml (or its index and parts) over `pages` (site path, last modification)."""
     config = ctx.config
-    entries = [(urls.absolute(config, path), lastmod) for path, lastmod in pages]
+    if len(pages) <= max_urls:
+        return [Output(urls.SITEMAP, urlset(config, pages))]
     outputs = []
-    if len(entries) <= max_urls:
-        outputs.append(Output(urls.SITEMAP, urlset(entries).encode("utf-8")))
-    else:
-        parts = [entries[i: i + max_urls] for i in range(0, len(entries), max_urls)]
-        index = [_HEAD, f'<sitemapindex xmlns="{SITEMAP_NS}">\n']
-        for n, part in enumerate(parts, start=1):
-            path = f"/sitemap-{n}.xml"
-            outputs.append(Output(path, urlset(part).encode("utf-8")))
-            newest = max(lastmod for _, lastmod in part)
-            index.append(f"<sitemap><loc>{escape(urls.absolute(config, path))}</loc>"
-                         f"<lastmod>{isotime(newest)}</lastmod></sitemap>\n")
-        index.append("</sitemapindex>\n")
-        outputs.append(Output(urls.SITEMAP, "".join(index).encode("utf-8")))
+    index = [_HEAD, f'<sitemapindex xmlns="{SITEMAP_NS}">\n']
+    for n, start in enumerate(range(0, len(pages), max_urls), start=1):
+        part = pages[start: start + max_urls]
+        path = f"/sitemap-{n}.xml"
+        outputs.append(Output(path, urlset(config, part)))
+        newest = max(lastmod for _, lastmod in part)
+        index.append(f"<sitemap><loc>{escape(urls.absolute(config, path))}</loc>"
+                     f"<lastmod>{isotime(newest)}</lastmod></sitemap>\n")
+    index.append("</sitemapindex>\n")
+    outputs.append(Output(urls.SITEMAP, "".join(index).encode("utf-8")))
     return outputs
 
 
-def urlset(entries: list[tuple[str, datetime]]) -> str:
-    """A sitemaps.org urlset."""
-    lines = [_HEAD, f'<urlset xmlns="{SITEMAP_NS}">\n']
-    lines += [f"<url><loc>{escape(loc)}</loc><lastmod>{isotime(lastmod)}</lastmod></url>\n"
-              for loc, lastmod in entries]
-    lines.append("</urlset>\n")
-    return "".join(lines)
+def urlset(config: Config, pages: list[tuple[str, datetime]]) -> bytes:
+    """A sitemaps.org urlset of (site path, last modification) pairs, written line by
+    line: an archive's lines are never all held at once."""
+    out = io.BytesIO()
+    out.write(f'{_HEAD}<urlset xmlns="{SITEMAP_NS}">\n'.encode())
+    for path, lastmod in pages:
+        out.write(f"<url><loc>{escape(urls.absolute(config, path))}</loc>"
+                  f"<lastmod>{isotime(lastmod)}</lastmod></url>\n".encode())
+    out.write(b"</urlset>\n")
+    return out.getvalue()
 
 
 def news_sitemap(catalog: Catalog, config: Config, now: datetime) -> str:
