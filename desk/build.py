@@ -202,7 +202,7 @@ def _build(config: Config, clock: Clock, target: Target, cache: BuildCache,
             cache.forget()  # the next build starts afresh
         return BuildReport(False, _with_held([failure, *findings], held),
                            timings=timer.timings)
-    cache.state.advance(writer.previous_id, ledger.units, writer.loose_files(ledger.files),
+    cache.state.advance(writer.previous_id, ledger.units, writer.loose_files(ledger.rendered_files),
                         site_id)
     cache.state.history = catalog.history
     cache.state.search = indexed.sealed

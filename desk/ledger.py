@@ -30,6 +30,7 @@ class Ledger:
         self._keeper = keeper
         self.units: dict[str, UnitRecord] = {}
         self.reused = 0
+        self._rendered: list[str] = []  # units recorded, not kept as they were
 
     def known(self, unit: str, key: str) -> bool:
         """Whether the last build left this unit under this key."""
@@ -62,10 +63,12 @@ class Ledger:
                      json_digest: str = "") -> None:
         """Remember the files rendered for a unit."""
         self.units[unit] = UnitRecord(key, files, json_digest)
+        self._rendered.append(unit)
 
-    def files(self) -> set[str]:
-        """Every file of every unit."""
-        return {f for u in self.units.values() for f in u.files}
+    def rendered_files(self) -> set[str]:
+        """Every file of the units this build rendered or held, not of those it kept (a
+        whole archive's files at once only in a build that renders it all)."""
+        return {f for unit in self._rendered for f in self.units[unit].files}
 
     def site_id(self) -> str:
         """A deterministic id of what was built (same input, same id)."""

@@ -22,6 +22,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from itertools import chain
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -216,7 +217,10 @@ class Staging:
         self.previous_id = site_id_of(out_dir)
         self.files = 0
         self.bytes = 0
+        # What is staged, in two sets: the files this build writes (or its workers), and
+        # the files of the units it keeps, every one of which belongs to a unit.
         self._written: set[str] = set()
+        self._kept: set[str] = set()
         self._keep_spare = keep_spare
         self._remove_old = remove_old
         self._spare = self._adopt_spare(spare) if keep_spare else None
@@ -243,7 +247,8 @@ class Staging:
 
     def loose_files(self, in_units: Callable[[], set[str]]) -> tuple[str, ...]:
         """The staged files that belong to no unit (assets, feeds, sitemaps...);
-        `in_units` gives the files of every unit."""
+        `in_units` gives the files of the units this build rendered (a kept unit's files
+        are known to be a unit's: only what was written is looked up)."""
         return tuple(sorted(self._written - in_units()))
 
     def write(self, outputs: Iterable[Output]) -> None:
@@ -259,11 +264,12 @@ class Staging:
         """Wait for the files submitted so far."""
         self._pool.flush()
 
-    def claim(self, relative: str) -> None:
-        """Note that a file is staged (by this process or a render worker)."""
-        if relative in self._written:
+    def claim(self, relative: str, staged: set[str] | None = None) -> None:
+        """Note that a file is staged (by this process or a render worker; `staged`:
+        the set it is noted in, by default the written files)."""
+        if relative in self._written or relative in self._kept:
             raise WriteError(f"two outputs for /{relative}")
-        self._written.add(relative)
+        (self._written if staged is None else staged).add(relative)
 
     def adopt(self, files: tuple[str, ...], size: int) -> None:
         """Account for files a render worker wrote into the staging folder."""
@@ -290,10 +296,10 @@ class Staging:
 
     def _count_kept(self, files: tuple[str, ...]) -> bool:
         """Count a kept unit's files as staged (False, nothing counted: one already is)."""
-        if any(relative in self._written for relative in files):
+        if any(relative in self._written or relative in self._kept for relative in files):
             return False
         for relative in files:
-            self.claim(relative)
+            self.claim(relative, self._kept)
         self.files += len(files)
         return True
 
@@ -317,8 +323,10 @@ class Staging:
             spare_files = set(self._spare.loose)
             for kept in self._spare.units.values():
                 spare_files.update(kept.files)
+            spare_files.difference_update(self._written)
+            spare_files.difference_update(self._kept)
             self._pool.flush()
-            self._pool.remove_all(sorted(spare_files - self._written, reverse=True))
+            self._pool.remove_all(sorted(spare_files, reverse=True))
         self._pool.close()
         (self.path / MARKER).write_bytes(self._marker(site_id))
         out = self.out_dir
@@ -381,7 +389,7 @@ class ChangesStaging(Staging):
     def swap_in(self, site_id: str) -> None:
         """Write the list of the whole site's files, then swap the folder in."""
         listing = {"format": CHANGES_FORMAT, "base": self.previous_id or "",
-                   "site_id": site_id, "files": sorted(self._written)}
+                   "site_id": site_id, "files": sorted(chain(self._written, self._kept))}
         self.flush()
         (self.path / CHANGES).write_text(json.dumps(listing, separators=(",", ":")) + "\n",
                                          encoding="utf-8")

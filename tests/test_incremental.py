@@ -269,3 +269,34 @@ def test_every_kind_of_change_through_the_recycled_spare_matches_a_fresh_build(
     assert b"Another Desk" in live["index.html"] and b"<p>edited</p>" in live[edition]
     assert b"Edited five" in live["stories/2026-11-10/story-number-5/index.html"]
     assert b"<p>edited</p>" in live["stories/2026-11-10/story-number-5/index.html"]
+
+
+def test_the_loose_files_of_a_rebuild_are_those_of_a_build_from_nothing(tmp_path: Path) -> None:
+    """The files of no unit (assets, the news sitemap, the search manifest...), which the
+    saved state lists for the next build's spare: a rebuild that keeps most units looks up
+    only what it wrote, and must find the same ones as a build that wrote everything."""
+    from desk.writer import MARKER, files_of
+
+    content = tmp_path / "content"
+    make_corpus(content, 12)
+
+    def config(name: str):  # noqa: ANN202
+        return load_config(REPO / "pyproject.toml", {
+            "cache_dir": tmp_path / "cache", "search": True, "content_dir": content,
+            "output_dir": tmp_path / name, "search_bundle_pages": 4,
+            "search_fresh_pages": 2})
+
+    kept = BuildCache()
+    assert build(config("public"), Clock(NOW), cache=kept).ok
+    write_story(content, make_story(5, published_at=datetime(2026, 11, 10, 3, tzinfo=UTC),
+                                    headline="Edited for the rebuild"), "story-number-5.json")
+    rebuilt = build(config("public"), Clock(NOW), cache=kept)
+    assert rebuilt.ok and rebuilt.reused > 12
+    scratch = BuildCache(history=kept.state.history)
+    assert build(config("fresh"), Clock(NOW), cache=scratch).ok
+
+    loose = set(kept.state.loose)
+    in_units = {f for unit in kept.state.units.values() for f in unit.files}
+    assert loose and loose.isdisjoint(in_units)
+    assert loose | in_units == files_of(tmp_path / "public") - {MARKER}
+    assert kept.state.loose == scratch.state.loose
