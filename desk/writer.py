@@ -26,6 +26,8 @@ from itertools import chain
 from pathlib import Path
 from typing import Any, Protocol
 
+import orjson
+
 from desk import urls
 from desk.render import Output
 
@@ -391,8 +393,11 @@ class ChangesStaging(Staging):
         listing = {"format": CHANGES_FORMAT, "base": self.previous_id or "",
                    "site_id": site_id, "files": sorted(chain(self._written, self._kept))}
         self.flush()
-        (self.path / CHANGES).write_text(json.dumps(listing, separators=(",", ":")) + "\n",
-                                         encoding="utf-8")
+        # Encoded once, straight to bytes: at 100,000 stories the list is 25 MB, and a text
+        # made first, a newline added and then encoded held it three times.
+        with (self.path / CHANGES).open("wb") as out:
+            out.write(orjson.dumps(listing))
+            out.write(b"\n")
         super().swap_in(site_id)
 
     def _marker(self, site_id: str) -> bytes:
