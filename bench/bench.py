@@ -681,13 +681,14 @@ def fresh_runner(tool: Tool, seed: dict[str, Any], count: int, phases: tuple[str
             if hour < rounds:
                 timings.append(seconds)
                 peaks.append(whole)
+            else:
+                results[f"{phase} sweep"] = (seconds, whole)
             own.append(desk)
             print(f"  desk      {FRESH_TITLES[phase]:38} "
                   f"{'sweep ' if hour == rounds else ''}{seconds:6.2f} s, {whole:5.0f} MB "
                   f"(desk's own {desk:4.0f} MB)", flush=True)
         results[phase] = (statistics.median(timings), max(peaks))
         results[f"{phase} desk"] = (0.0, max(own))
-        results[f"{phase} sweep"] = (seconds, whole)
     return results
 
 

@@ -43,19 +43,15 @@ _SEARCH_LAYOUT = {"search_bundle_pages", "search_fresh_pages"}
 
 def digest(*parts: bytes | str) -> str:
     """A short hash of several values (length-prefixed, so no two inputs collide)."""
-    chunks: list[bytes] = []
-    for part in parts:
-        data = part.encode("utf-8") if isinstance(part, str) else part
-        chunks += (len(data).to_bytes(8, "big"), data)
-    return hashlib.sha256(b"".join(chunks)).hexdigest()[:32]
+    return digest_all(parts)
 
 
-def digest_all(parts: Iterable[str]) -> str:
-    """digest(*parts) of parts made one at a time, never held together (the sitemap's
+def digest_all(parts: Iterable[bytes | str]) -> str:
+    """digest(*parts) of parts hashed as they come, never held together (the sitemap's
     line of every page)."""
     made = hashlib.sha256()
     for part in parts:
-        data = part.encode("utf-8")
+        data = part.encode("utf-8") if isinstance(part, str) else part
         made.update(len(data).to_bytes(8, "big"))
         made.update(data)
     return made.hexdigest()[:32]

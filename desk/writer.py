@@ -137,7 +137,7 @@ class SiteWriter(Protocol):
     def adopt(self, files: tuple[str, ...], size: int) -> None: ...
     def keep(self, files: tuple[str, ...], unit: str, key: str) -> bool: ...
     def clear(self, folder: str) -> None: ...
-    def loose_files(self, in_units: Callable[[], set[str]]) -> tuple[str, ...]: ...
+    def loose_files(self, rendered: Callable[[], set[str]]) -> tuple[str, ...]: ...
     def swap_in(self, site_id: str) -> None: ...
     def discard(self) -> None: ...
 
@@ -247,11 +247,11 @@ class Staging:
         """True when the staging folder is the recycled spare."""
         return self._spare is not None
 
-    def loose_files(self, in_units: Callable[[], set[str]]) -> tuple[str, ...]:
+    def loose_files(self, rendered: Callable[[], set[str]]) -> tuple[str, ...]:
         """The staged files that belong to no unit (assets, feeds, sitemaps...);
-        `in_units` gives the files of the units this build rendered (a kept unit's files
+        `rendered` gives the files of the units this build rendered (a kept unit's files
         are known to be a unit's: only what was written is looked up)."""
-        return tuple(sorted(self._written - in_units()))
+        return tuple(sorted(self._written - rendered()))
 
     def write(self, outputs: Iterable[Output]) -> None:
         """Write outputs; two outputs for one file is a bug, reported as an error."""
@@ -596,7 +596,7 @@ class LiveFolder:
         """Never: the live preview keeps no spare."""
         return False
 
-    def loose_files(self, in_units: Callable[[], set[str]]) -> tuple[str, ...]:
+    def loose_files(self, rendered: Callable[[], set[str]]) -> tuple[str, ...]:
         """Not tracked for the live preview (it keeps no spare, so the files of every
         unit are not even gathered on a save)."""
         return ()

@@ -7,6 +7,7 @@ list pages it renders); the sitemap, the build's work sharing and the writer fol
 from __future__ import annotations
 
 from datetime import datetime
+from functools import partial
 
 from desk import urls
 from desk.catalog import Catalog
@@ -47,8 +48,8 @@ def site_units(ctx: RenderContext) -> Units:
     # Keyed by every page and its last modification: most builds change neither. One
     # digest of every line, made as they are, so an archive's lines are never all held.
     recall = ctx.recall
-    listed = digest_all(_sitemap_line(*page) for page in pages) if recall is None else \
-        digest_all(recall.line(*page, _sitemap_line) for page in pages)
+    line = _sitemap_line if recall is None else partial(recall.line, make=_sitemap_line)
+    listed = digest_all(line(*page) for page in pages)
     yield Unit(urls.SITEMAP, (listed,), lambda: render_sitemap(ctx, pages))
     yield Unit(urls.NEWS_SITEMAP, None, lambda: render_news_sitemap(ctx))  # on the clock
 
