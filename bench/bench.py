@@ -87,7 +87,9 @@ def story(n: int, seed: dict[str, Any], edit: int = 0) -> dict[str, Any]:
         edition=when.strftime("%Y-%m-%dT%H"),
         headline=f"{seed['headline']} ({n}{', edited ' + str(edit) if edit else ''})",
     )
-    data["sections"][0]["paragraphs"][0]["markdown"] += f" Story {n}."
+    for section in data["sections"]:  # every paragraph its own, as in a real archive
+        for paragraph in section["paragraphs"]:
+            paragraph["markdown"] += f" Story {n}."
     return data
 
 

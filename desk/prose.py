@@ -33,22 +33,21 @@ def is_safe_link(url: str) -> bool:
 
 
 class Prose:
-    """The one markdown parser of a build, with a cache of rendered text."""
+    """The one markdown parser of a build.
+
+    Nothing rendered is kept: a story's paragraphs are its own, so a cache of them grew
+    with the archive in every render process and only paid off on repeated text.
+    """
 
     def __init__(self) -> None:
         md = MarkdownIt("commonmark", {"html": False, "xhtmlOut": False})
         md.enable(["table", "strikethrough"])
         md.validateLink = is_safe_link  # type: ignore[method-assign]
         self._md = md
-        self._blocks: dict[str, Markup] = {}
 
     def block(self, text: str) -> Markup:
         """Markdown as block HTML (paragraphs, lists, tables)."""
-        cached = self._blocks.get(text)
-        if cached is None:
-            cached = Markup(self._md.render(clean_text(text)))
-            self._blocks[text] = cached
-        return cached
+        return Markup(self._md.render(clean_text(text)))
 
     def inline(self, text: str) -> Markup:
         """Markdown as inline HTML (no wrapping paragraph)."""
