@@ -138,7 +138,7 @@ def read_story(item: LoadedStory) -> tuple[Story, dict[str, Any]]:
     if hashlib.sha256(raw).hexdigest() != item.digest:
         raise ContentChanged(item.path)
     ignored: list[Finding] = []  # reported when the file was loaded
-    data = parse_json(raw, item.path, ignored)
+    data = parse_json(raw, item.path, ignored, shallow=True)  # the bytes that were checked
     try:
         story = Story.model_validate(data)  # valid, as it was when loaded
     except ValidationError:
@@ -261,11 +261,13 @@ def load_story_file(path: Path, findings: list[Finding]) -> tuple[Story, str] | 
     return None if parsed is None else (parsed.story, parsed.digest)
 
 
-def parse_json(raw: bytes, shown: str, findings: list[Finding]) -> Any:
+def parse_json(raw: bytes, shown: str, findings: list[Finding], shallow: bool = False) -> Any:
     """Decode UTF-8 (BOM allowed) JSON; on failure append a finding and return None.
 
     However pathological the file (nesting thousands deep, numbers beyond any float,
-    NaN, lone surrogates), the outcome is a finding, never an exception.
+    NaN, lone surrogates), the outcome is a finding, never an exception. `shallow`: the
+    bytes are known to nest no deeper than allowed (parsed before), so that walk is
+    skipped.
     """
     try:
         text = raw.decode("utf-8-sig")
@@ -291,7 +293,8 @@ def parse_json(raw: bytes, shown: str, findings: list[Finding]) -> Any:
         findings.append(Finding(shown, "", "invalid-type",
                                 f"expected an object, got {_json_type(data)}"))
         return None
-    deep = (_too_deep(data) if raw.count(b"[") + raw.count(b"{") > MAX_NESTING
+    deep = (_too_deep(data) if not shallow
+            and raw.count(b"[") + raw.count(b"{") > MAX_NESTING
             and _deeper_than(data, MAX_NESTING) else None)
     if deep is not None:
         findings.append(Finding(shown, deep, "too-deep",

@@ -100,15 +100,26 @@ class DeskModel(BaseModel):
 
 def _order_like(value: Any, like: Any) -> Any:
     """Dumped data put back in the key order of the input it was validated from: keys the
-    input had come in its order, keys it lacked (recomputed URLs) after them."""
-    if isinstance(value, dict) and isinstance(like, dict):
-        ordered = {key: _order_like(value[key], like[key]) for key in like if key in value}
+    input had come in its order, keys it lacked (recomputed URLs) after them.
+
+    Both are plain JSON data (dumped, and parsed), so exact types are tested, and only
+    arrays and objects are descended into: this runs for every value of every story."""
+    if type(value) is dict and type(like) is dict:
+        ordered = {}
+        for key in like:
+            if key in value:
+                item = value[key]
+                ordered[key] = _order_like(item, like[key]) if type(item) in _NESTED else item
         if len(ordered) != len(value):
             ordered.update((key, item) for key, item in value.items() if key not in ordered)
         return ordered
-    if isinstance(value, list) and isinstance(like, list) and len(value) == len(like):
-        return [_order_like(v, w) for v, w in zip(value, like, strict=True)]
+    if type(value) is list and type(like) is list and len(value) == len(like):
+        return [_order_like(v, w) if type(v) in _NESTED else v
+                for v, w in zip(value, like, strict=True)]
     return value
+
+
+_NESTED = (dict, list)
 
 
 def _has_unknown(value: Any) -> bool:
