@@ -55,7 +55,7 @@ from desk.prose import Prose
 from desk.render import Output
 from desk.render.context import Recall, RenderContext, StoryResults, Units
 from desk.render.feeds import feed_members
-from desk.render.site import list_page_count, site_units
+from desk.render.site import site_units
 from desk.render.story import RenderedStory, Wanted, render_story_unit
 from desk.render.templates import make_environment, site_context, template_finding
 from desk.render.view import story_page_inputs
@@ -67,8 +67,6 @@ Progress = Callable[[int, int], None]
 
 # Below this many stories per process, forking costs more than it saves.
 PARALLEL_MIN_STORIES = 50
-# What rendering one list page costs, in stories (measured: about 0.8).
-LIST_PAGE_COST = 0.8
 
 
 @dataclass(frozen=True)
@@ -443,12 +441,12 @@ def _render_todo(todo: list[tuple[LoadedStory, str]], render: RenderUnit, writer
     if count <= 1:
         yield from _render_here(todo, render, writer, workers.progress, 1, len(todo))
         return
-    chunks = _shares(todo, count, ctx)
+    chunks = _shares(todo, count)
     forked = start_workers(chunks[1:], render,
                            partial(describe_failure, templates_dir=ctx.config.templates_dir),
                            writer.path, writer.recycled)
     try:
-        # This process renders the first share meanwhile, then the list pages.
+        # This process renders the first share meanwhile.
         yield from _render_here(chunks[0], render, writer, workers.progress,
                                 len(todo) / max(1, len(chunks[0])), len(todo))
         for record in collect(forked):
@@ -470,17 +468,14 @@ def _render_here(todo: list[tuple[LoadedStory, str]], render: RenderUnit, writer
         yield record
 
 
-def _shares(todo: list[tuple[LoadedStory, str]], workers: int, ctx: RenderContext
+def _shares(todo: list[tuple[LoadedStory, str]], workers: int
             ) -> list[list[tuple[LoadedStory, str]]]:
-    """Split the stories to render among workers; this process's share (the first) is
-    smaller by the list pages it renders afterwards, when they are all to be rendered."""
-    pages = 0.0
-    if len(todo) == len(ctx.catalog.published):
-        pages = LIST_PAGE_COST * list_page_count(ctx.catalog, ctx.config)
-    own = max(0, min(len(todo), round((len(todo) + pages) / workers - pages)))
-    rest = todo[own:]
-    size = -(-len(rest) // (workers - 1))
-    return [todo[:own]] + [rest[i: i + size] for i in range(0, len(rest), size)]
+    """Split the stories to render into equal shares, this process's first.
+
+    Equal, as every process renders stories only: the list pages need every story's
+    record, so they wait for the workers whatever the shares."""
+    size = -(-len(todo) // workers)
+    return [todo[i: i + size] for i in range(0, len(todo), size)]
 
 
 def describe_failure(exc: BaseException, templates_dir: Path) -> Finding | None:

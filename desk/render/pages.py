@@ -17,7 +17,7 @@ from itertools import islice
 from typing import Any
 
 from desk import urls
-from desk.catalog import EPOCH, Catalog, Group, Slice, archive_pages, stable_pages
+from desk.catalog import EPOCH, Group, Slice, stable_pages
 from desk.config import Config
 from desk.loader import LoadedStory
 from desk.models import REUSE_FIELDS
@@ -31,13 +31,11 @@ SitemapEntries = Iterator[tuple[str, datetime]]
 
 @dataclass(frozen=True)
 class PageKind:
-    """One kind of page: its units, its sitemap entries and its count of list pages
-    (which the build uses to share rendering work between processes)."""
+    """One kind of page: its units and its sitemap entries."""
 
     name: str
     units: Callable[[RenderContext], Units]
     sitemap: Callable[[RenderContext], SitemapEntries] | None = None
-    list_pages: Callable[[Catalog, Config], int] | None = None
 
 
 @dataclass(frozen=True)
@@ -367,10 +365,6 @@ def _newsroom_entries(ctx: RenderContext, group: Group) -> list[tuple[str, datet
     return [(page.path, newest(page.items)) for page in newsroom_slices(ctx, group)]
 
 
-def newsroom_count(catalog: Catalog, config: Config) -> int:
-    return sum(1 + archive_pages(len(g.stories), config.page_size) for g in catalog.newsrooms)
-
-
 def _feed_alternates(ctx: RenderContext, group: Group) -> Iterator[Alternate]:
     for kind, mime, label in (
         (urls.FEED_RSS, "application/rss+xml", "RSS"),
@@ -438,10 +432,6 @@ def _newest_of_groups(groups: Sequence[Group]) -> datetime:
     return max((newest(g.stories) for g in groups), default=EPOCH)
 
 
-def editions_count(catalog: Catalog, config: Config) -> int:
-    return 1 + archive_pages(len(catalog.editions), config.page_size)
-
-
 def edition_units(ctx: RenderContext) -> Units:
     """/editions/EDITION/, one per hourly edition."""
     touched = ctx.touched
@@ -489,10 +479,6 @@ def edition_sitemap(ctx: RenderContext) -> SitemapEntries:
 
 def _edition_entry(group: Group) -> tuple[str, datetime]:
     return urls.edition_path(group.key), newest(group.stories)
-
-
-def edition_count(catalog: Catalog, config: Config) -> int:
-    return len(catalog.editions)
 
 
 def site_reuse(config: Config) -> dict[str, Any]:
@@ -571,9 +557,9 @@ def robots_txt(config: Config) -> str:
 PAGE_KINDS = (
     PageKind("front", front_units, front_sitemap),
     PageKind("newsrooms", newsrooms_units, newsrooms_sitemap),
-    PageKind("newsroom", newsroom_units, newsroom_sitemap, newsroom_count),
-    PageKind("editions", editions_units, editions_sitemap, editions_count),
-    PageKind("edition", edition_units, edition_sitemap, edition_count),
+    PageKind("newsroom", newsroom_units, newsroom_sitemap),
+    PageKind("editions", editions_units, editions_sitemap),
+    PageKind("edition", edition_units, edition_sitemap),
     PageKind("reuse", reuse_units, reuse_sitemap),
     PageKind("search", search_units),
     PageKind("404", not_found_units),

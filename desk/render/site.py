@@ -10,8 +10,6 @@ from datetime import datetime
 from functools import partial
 
 from desk import urls
-from desk.catalog import Catalog
-from desk.config import Config
 from desk.keys import digest_all
 from desk.render.context import RenderContext, Unit, Units
 from desk.render.feeds import feed_units
@@ -57,9 +55,3 @@ def site_units(ctx: RenderContext) -> Units:
 def _sitemap_line(path: str, lastmod: datetime) -> str:
     """A page's part of the sitemap's inputs."""
     return f"{path} {lastmod.isoformat()}"
-
-
-def list_page_count(catalog: Catalog, config: Config) -> int:
-    """How many list pages the registry renders from scratch."""
-    return sum(kind.list_pages(catalog, config) for kind in REGISTRY
-               if kind.list_pages is not None)
