@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from datetime import UTC, date, datetime
-from typing import Annotated, Any, Literal
+from functools import cache
+from typing import Annotated, Any, Literal, get_args
 from urllib.parse import urlsplit
 
 from pydantic import (
@@ -83,9 +84,12 @@ class DeskModel(BaseModel):
         return hash((type(self).__name__, self.model_dump_json()))
 
     def has_unknown_keys(self) -> bool:
-        """True when this model or one below it kept an unknown key (a quick test)."""
-        return bool(self.__pydantic_extra__) or any(
-            _has_unknown(value) for value in self.__dict__.values())
+        """True when this model or one below it kept an unknown key (a quick test: only
+        the fields whose type may hold models are looked into)."""
+        if self.__pydantic_extra__:
+            return True
+        values = self.__dict__
+        return any(_has_unknown(values[name]) for name in _model_fields(type(self)))
 
     def unknown_keys(self, pointer: str = "") -> Iterator[tuple[str, str, tuple[str, ...]]]:
         """Yield (JSON pointer, key, the model's known keys) for every unknown key below."""
@@ -128,6 +132,20 @@ def _has_unknown(value: Any) -> bool:
     if isinstance(value, tuple):
         return any(_has_unknown(item) for item in value if not isinstance(item, str))
     return False
+
+
+@cache
+def _model_fields(model: type[DeskModel]) -> tuple[str, ...]:
+    """The fields of a model class whose type may hold a model (the rest hold text,
+    numbers and dates, where no unknown key can be)."""
+    return tuple(name for name, info in model.model_fields.items()
+                 if _may_hold_model(info.annotation))
+
+
+def _may_hold_model(annotation: Any) -> bool:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return True
+    return any(_may_hold_model(arg) for arg in get_args(annotation))
 
 
 def _unknown_in(value: Any, pointer: str) -> Iterator[tuple[str, str, tuple[str, ...]]]:
