@@ -627,20 +627,18 @@ def cold_phase(tools: list[Tool], rounds: int,
     its fastest, as this machine's noise only ever adds time (a tool's rounds have spread
     from 6.9 to 36.0 s), its peak memory the highest (with more than one round, each is
     kept as "cold round N")."""
+    runs: dict[str, list[tuple[float, float]]] = {tool.name: [] for tool in tools}
     for number in range(1, rounds + 1):
         for tool in tools:
             tool.clean()
             seconds, peak = tool.build()
+            runs[tool.name].append((seconds, peak))
             if rounds > 1:
                 results[tool.name][f"{COLD_ROUND}{number}"] = (seconds, peak)
             print(f"  {tool.name:9} {PHASE_TITLES['cold']:38} {seconds:8.2f} s "
                   f"{peak:7.0f} MB", flush=True)
-            results[tool.name]["cold"] = (seconds, peak)
-    for tool in tools:
-        row = results[tool.name]
-        figures = cold_rounds(row)
-        if figures:
-            row["cold"] = (min(s for s, _ in figures), max(m for _, m in figures))
+    for name, figures in runs.items():
+        results[name]["cold"] = (min(s for s, _ in figures), max(m for _, m in figures))
 
 
 COLD_ROUND = "cold round "
