@@ -42,7 +42,7 @@ from desk.gitblobs import blob_id, clean_blobs
 from desk.history import UrlHistory, read_history_file
 from desk.keys import KeyCache, SiteIds
 from desk.listing import ContentListing
-from desk.loader import LoadedStory
+from desk.loader import ContentChanged, LoadedStory
 from desk.render.context import Recall
 from desk.state import SUFFIX, FileRecord, SavedState, Stat, read_state, write_state
 from desk.urls import URL_HISTORY, relative_file
@@ -94,7 +94,8 @@ class BuildCache:
         """Write the state for the next process (atomically); a failure only costs time."""
         if self.file is None:
             return
-        with contextlib.suppress(OSError):
+        # ContentChanged: texts left in the state's file that another build changed.
+        with contextlib.suppress(OSError, ContentChanged):
             write_state(self.state, self.file)
 
     def recall_history(self, out_dir: Path) -> tuple[UrlHistory, list[Finding]]:

@@ -62,7 +62,7 @@ class Ledger:
     def record_files(self, unit: str, key: str, files: tuple[str, ...],
                      json_digest: str = "") -> None:
         """Remember the files rendered for a unit."""
-        self.units[unit] = UnitRecord(key, files, json_digest)
+        self.units[unit] = UnitRecord.of(unit, key, files, json_digest)
         self._rendered.append(unit)
 
     def rendered_files(self) -> set[str]:

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple, Protocol
 from urllib.parse import urlsplit
 
 import orjson
@@ -49,53 +49,117 @@ def _may_hold_forbidden(raw: bytes) -> bool:
     return b"\x7f" in raw or any(pattern.search(raw) for pattern in _FORBIDDEN_BYTES)
 
 
-@dataclass(frozen=True, slots=True)
-class Summary:
-    """What lists, feeds, sitemaps and the cross-story checks need of a story.
+class Texts(NamedTuple):
+    """A summary's longer texts: only the pages that show them read them."""
 
-    Small on purpose: the catalog holds one per story, so a site of any size fits in
-    memory; the full story is read again only to render its own pages.
-    """
-
-    id: str
     slug: str
     headline: str
     dek: str
     angle: str
+    trust_text: str
+
+
+class TextSource(Protocol):
+    """Where the texts of a summary read back from the build cache are kept."""
+
+    def texts(self, path: str, digest: str) -> Texts:
+        """The texts of the story file `path` inspected with bytes of this digest."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class StoredTexts:
+    """The texts of a story file, left where they are kept until a page shows them."""
+
+    source: TextSource
+    path: str
+    digest: str
+
+    def load(self) -> Texts:
+        """The texts, read from their source."""
+        return self.source.texts(self.path, self.digest)
+
+
+class _TextField:
+    """One of a summary's texts, read through `Summary.texts`."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._index = Texts._fields.index(name)
+
+    def __get__(self, summary: Summary, owner: type | None = None) -> str:
+        return summary.texts[self._index]
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Summary:
+    """What lists, feeds, sitemaps and the cross-story checks need of a story.
+
+    Small on purpose: the catalog holds one per story. What groups, orders and checks
+    stories is held; the longer texts (headline, dek...) may be left in the build cache
+    (`StoredTexts`) and read when a page shows them, so an archive of any size fits in
+    little memory. The full story is read again only to render its own pages.
+    """
+
+    id: str
     newsroom: str
     newsroom_title: str
     edition: str
     published_at: datetime
     modified_at: datetime
     trust: str
-    trust_text: str
     url: str | None
     related: tuple[tuple[str, str], ...]  # (url, headline) of each related story
+    held_texts: Texts | StoredTexts
+
+    @property
+    def texts(self) -> Texts:
+        """The longer texts, read from where they are kept if they are not held."""
+        held = self.held_texts
+        return held if isinstance(held, Texts) else held.load()
+
+    slug = _TextField()
+    headline = _TextField()
+    dek = _TextField()
+    angle = _TextField()
+    trust_text = _TextField()  # the trust label in words
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Summary) and self.to_list() == other.to_list()
+
+    def __hash__(self) -> int:
+        return hash((self.id, self.published_at, self.newsroom, self.edition))
 
     @classmethod
     def of(cls, story: Story) -> Summary:
         """The summary of a validated story."""
-        return cls(story.id, story.slug, story.headline, story.dek, story.angle,
-                   story.newsroom, story.newsroom_title, story.edition, story.published_at,
-                   story.modified_at, story.labels.trust, story.labels.trust_text, story.url,
-                   tuple((r.url, r.headline) for r in story.related))
+        texts = Texts(story.slug, story.headline, story.dek, story.angle,
+                      story.labels.trust_text)
+        return cls(story.id, story.newsroom, story.newsroom_title, story.edition,
+                   story.published_at, story.modified_at, story.labels.trust, story.url,
+                   tuple((r.url, r.headline) for r in story.related), texts)
 
     def to_list(self) -> list[Any]:
         """JSON-ready form (for the build cache)."""
-        return [self.id, self.slug, self.headline, self.dek, self.angle, self.newsroom,
+        texts = self.texts
+        return [self.id, texts.slug, texts.headline, texts.dek, texts.angle, self.newsroom,
                 self.newsroom_title, self.edition, self.published_at.isoformat(),
-                self.modified_at.isoformat(), self.trust, self.trust_text, self.url,
+                self.modified_at.isoformat(), self.trust, texts.trust_text, self.url,
                 [list(r) for r in self.related]]
 
     @classmethod
-    def from_list(cls, data: list[Any]) -> Summary:
-        """The inverse of to_list."""
+    def from_list(cls, data: list[Any], stored: StoredTexts | None = None) -> Summary:
+        """The inverse of to_list; with `stored`, the texts are left where it says."""
         published = datetime.fromisoformat(data[8])
         # Most stories were never modified: one value in memory for both.
         modified = published if data[9] == data[8] else datetime.fromisoformat(data[9])
-        return cls(data[0], data[1], data[2], data[3], data[4], data[5], data[6], data[7],
-                   published, modified, data[10], data[11], data[12],
-                   tuple((u, h) for u, h in data[13]))
+        return cls(data[0], data[5], data[6], data[7], published, modified, data[10],
+                   data[12], tuple((u, h) for u, h in data[13]) if data[13] else (),
+                   stored or texts_from_list(data))
+
+
+def texts_from_list(data: list[Any]) -> Texts:
+    """The texts of a summary's JSON form (see Summary.to_list)."""
+    return Texts(data[1], data[2], data[3], data[4], data[11])
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,10 +13,12 @@ What it holds (see desk.cache for how builds use it):
 
 The file is an SQLite database, one row per inspected file and per unit. Read row by
 row, it never holds the whole archive twice in memory (a JSON document is parsed whole
-before a record can be made of it). Written as the difference from what was read: an
-hourly build rewrites the rows of the stories it touched (and, after a fresh checkout,
-every file's stat), not the archive. A generation token guards the difference: when the
-file on disk is not the one this state was read from, it is written whole instead.
+before a record can be made of it), and the stories' texts stay in it until a page shows
+them (StateTexts): an hourly build holds little more than what orders and keys them.
+Written as the difference from what was read: an hourly build rewrites the rows of the
+stories it touched (and, after a fresh checkout, every file's stat), not the archive. A
+generation token guards the difference: when the file on disk is not the one this state
+was read from, it is written whole instead.
 Every write is one transaction (or a whole new file moved into place): a build that
 dies meanwhile leaves the last good state. A state that cannot be read, or whose row
 counts differ from the ones it records, is no state at all: the build starts afresh.
@@ -40,9 +42,9 @@ import orjson
 from desk.findings import Finding
 from desk.heap import collector_paused
 from desk.history import UrlHistory, history_from_json
-from desk.loader import LoadedStory, Summary
+from desk.loader import ContentChanged, LoadedStory, StoredTexts, Summary, Texts, texts_from_list
 from desk.urls import relative_file
-from desk.writer import Spare
+from desk.writer import Spare, UnitFiles
 
 STATE_VERSION = 8
 # Saved states of output folders kept at most (the oldest go first).
@@ -60,13 +62,62 @@ CREATE TABLE units (id TEXT PRIMARY KEY, key TEXT NOT NULL, files BLOB NOT NULL,
 """
 
 
-@dataclass(frozen=True)
 class UnitRecord:
-    """What was rendered for one unit: its key, its files and its index.json digest."""
+    """What was rendered for one unit: its key, its files and its index.json digest.
 
+    Held for every unit of the site, so kept small: the files of a unit that has the
+    usual ones in its folder (a story's three, a list page's two) are not spelled out
+    but made from the folder when asked for (`UnitRecord.of`)."""
+
+    __slots__ = ("key", "json_digest", "_files", "_folder")
     key: str
-    files: tuple[str, ...]
-    json_digest: str = ""
+    json_digest: str
+    _files: tuple[str, ...] | int
+    _folder: str
+
+    def __init__(self, key: str, files: tuple[str, ...] | int, json_digest: str = "",
+                 folder: str = "") -> None:
+        # Immutable: set once here, through object.__setattr__ (see __setattr__).
+        setattr_ = object.__setattr__
+        setattr_(self, "key", key)
+        setattr_(self, "json_digest", json_digest)
+        setattr_(self, "_files", files)
+        setattr_(self, "_folder", folder)
+
+    @classmethod
+    def of(cls, unit_id: str, key: str, files: tuple[str, ...] | int,
+           json_digest: str = "") -> UnitRecord:
+        """The record of a unit (`files`: its files, or the count of its usual ones,
+        which checks that the unit is a site folder: raises ValueError if not)."""
+        if isinstance(files, int):
+            _usual_files(unit_id, files)
+            return cls(key, files, json_digest, unit_id)
+        count = len(files)
+        if (count in _USUAL_FILES and _plain_folder(unit_id)
+                and files == tuple(unit_id[1:] + name for name in _USUAL_FILES[count])):
+            return cls(key, count, json_digest, unit_id)
+        return cls(key, files, json_digest)
+
+    @property
+    def files(self) -> tuple[str, ...]:
+        """The unit's files, relative to the site folder."""
+        files = self._files
+        if isinstance(files, int):
+            return tuple(self._folder[1:] + name for name in _USUAL_FILES[files])
+        return files
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"a unit record's {name} cannot change")
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, UnitRecord) and self.key == other.key
+                and self.json_digest == other.json_digest and self.files == other.files)
+
+    def __hash__(self) -> int:
+        return hash((self.key, self.json_digest))
+
+    def __repr__(self) -> str:
+        return f"UnitRecord({self.key!r}, {self.files!r}, {self.json_digest!r})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,25 +187,32 @@ class SavedState:
 # ---------------------------------------------------------------- reading
 
 def read_state(path: Path) -> SavedState:
-    """A saved state, or an empty one if there is none or it is unreadable."""
+    """A saved state, or an empty one if there is none or it is unreadable.
+
+    The state's file stays open while its stories' texts may be read from it (see
+    StateTexts)."""
     if not path.is_file():
         return SavedState()
     with collector_paused():
+        db: sqlite3.Connection | None = None
         try:
-            with contextlib.closing(_connect(path, readonly=True)) as db:
-                return _read_state(db, path)
+            db = _connect(path, readonly=True)
+            return _read_state(db, path)
         except (sqlite3.Error, OSError, ValueError, KeyError, TypeError, IndexError,
                 AttributeError):
+            if db is not None:
+                db.close()
             return SavedState()
 
 
 def _read_state(db: sqlite3.Connection, path: Path) -> SavedState:
     meta = {name: orjson.loads(value) for name, value in db.execute("SELECT * FROM meta")}
     if meta.get("version") != STATE_VERSION:
-        return SavedState()
-    inspected = {row[0]: _file_record(row) for row in db.execute("SELECT * FROM inspected")}
-    units = {row[0]: UnitRecord(row[1], _files_from_json(row[0], orjson.loads(row[2])),
-                                row[3]) for row in db.execute("SELECT * FROM units")}
+        raise ValueError("another version")
+    texts = StateTexts(db, path)
+    inspected = {row[0]: _file_record(row, texts)
+                 for row in db.execute("SELECT * FROM inspected")}
+    units = {row[0]: _unit_record(*row) for row in db.execute("SELECT * FROM units")}
     if [len(inspected), len(units)] != meta["counts"]:
         raise ValueError("rows are missing")  # a file cut short
     history = meta["history"]
@@ -168,12 +226,52 @@ def _read_state(db: sqlite3.Connection, path: Path) -> SavedState:
     return state
 
 
-def _file_record(row: Any) -> FileRecord:
-    _, mtime, size, ino, blob, story, findings = row
+def _file_record(row: Any, texts: StateTexts) -> FileRecord:
+    path, mtime, size, ino, blob, story, findings = row
     return FileRecord((int(mtime), int(size), int(ino)),
-                      None if story is None else _story_from_json(orjson.loads(story)),
+                      None if story is None else _story_from_json(path, orjson.loads(story),
+                                                                   texts),
                       () if findings is None else
                       tuple(Finding(*f) for f in orjson.loads(findings)), str(blob))
+
+
+class StateTexts:
+    """The texts of the inspected stories (headline, dek...), read from the state's file
+    when a page shows them instead of held for the whole archive.
+
+    It reads through the connection the state was read with, which sees that file even
+    when a later build replaces it; a forked process opens its own (a connection must
+    not cross a fork). Texts whose story's digest is not the one inspected mean the file
+    was changed by another build meanwhile: ContentChanged, as for a story file."""
+
+    # The texts most recently read, so a page reading several of one story's reads once.
+    RECENT = 64
+
+    def __init__(self, db: sqlite3.Connection, file: Path) -> None:
+        self._db = db
+        self._file = file
+        self._pid = os.getpid()
+        self._recent: dict[tuple[str, str], Texts] = {}
+
+    def texts(self, path: str, digest: str) -> Texts:
+        """The texts of the story file `path` inspected with bytes of this digest."""
+        found = self._recent.get((path, digest))
+        if found is not None:
+            return found
+        if self._pid != os.getpid():
+            self._db, self._pid = _connect(self._file, readonly=True), os.getpid()
+        try:
+            row = self._db.execute("SELECT story FROM inspected WHERE path = ?",
+                                   (path,)).fetchone()
+        except sqlite3.Error:
+            row = None
+        data = orjson.loads(row[0]) if row is not None and row[0] is not None else None
+        if data is None or data[1] != digest:
+            raise ContentChanged(path)
+        if len(self._recent) >= self.RECENT:
+            self._recent.clear()
+        found = self._recent[(path, digest)] = texts_from_list(data[3])
+        return found
 
 
 # A sealed search bundle's name, as desk.bundles makes them: it names a site folder.
@@ -194,8 +292,7 @@ def _spare_from_json(spare: Any, units: dict[str, UnitRecord]) -> Spare | None:
         return None
     absent = set(spare["absent"])
     spare_units = {k: u for k, u in units.items() if k not in absent}
-    spare_units.update((k, UnitRecord(v[0], _files_from_json(k, v[1])))
-                       for k, v in spare["units"].items())
+    spare_units.update((k, _unit_record(k, v[0], v[1])) for k, v in spare["units"].items())
     return Spare(str(spare["site_id"]), spare_units, _files_from_json("/", spare["loose"]))
 
 
@@ -256,9 +353,13 @@ def _write_inspected(db: sqlite3.Connection, records: dict[str, FileRecord],
                    "WHERE path = ?", ((*record.stat, record.blob, path)
                                       for path, record in records.items()
                                       if _touched(before.get(path), record)))
+    lost: list[str] = []
     db.executemany("INSERT OR REPLACE INTO inspected VALUES (?, ?, ?, ?, ?, ?, ?)",
-                   (_file_row(path, record) for path, record in records.items()
-                    if _changed(before.get(path), record)))
+                   (row for path, record in records.items()
+                    if _changed(before.get(path), record)
+                    and (row := _file_row(path, record, lost)) is not None))
+    for path in lost:  # an inspection is a cache: the file is inspected again next time
+        del records[path]
     db.executemany("DELETE FROM inspected WHERE path = ?",
                    [(p,) for p in before if p not in records])
 
@@ -274,8 +375,14 @@ def _changed(old: FileRecord | None, new: FileRecord) -> bool:
     return old is None or (old is not new and not _touched(old, new))
 
 
-def _file_row(path: str, record: FileRecord) -> tuple[Any, ...]:
-    story = None if record.story is None else orjson.dumps(_story_to_json(record.story))
+def _file_row(path: str, record: FileRecord, lost: list[str]) -> tuple[Any, ...] | None:
+    """A record's row (None, its path added to `lost`, when its story's texts were left
+    in a state's file that another build has changed since: see StateTexts)."""
+    try:
+        story = None if record.story is None else orjson.dumps(_story_to_json(record.story))
+    except ContentChanged:
+        lost.append(path)
+        return None
     findings = (orjson.dumps([_finding_to_json(f) for f in record.findings])
                 if record.findings else None)
     return (path, *record.stat, record.blob, story, findings)
@@ -284,7 +391,7 @@ def _file_row(path: str, record: FileRecord) -> tuple[Any, ...]:
 def _write_units(db: sqlite3.Connection, units: Mapping[str, UnitRecord],
                  before: Mapping[str, UnitRecord]) -> None:
     db.executemany("INSERT OR REPLACE INTO units VALUES (?, ?, ?, ?)",
-                   ((k, u.key, orjson.dumps(_files_to_json(k, u.files)), u.json_digest)
+                   ((k, u.key, orjson.dumps(_files_to_json(k, u)), u.json_digest)
                     for k, u in units.items() if not _same_record(before.get(k), u)))
     db.executemany("DELETE FROM units WHERE id = ?", [(k,) for k in before if k not in units])
 
@@ -306,7 +413,7 @@ def _write_meta(db: sqlite3.Connection, state: SavedState, generation: str) -> N
         "search": {name: " ".join(tokens) for name, tokens in state.search.items()},
         # The spare's units, as far as they differ from the current ones (most do not).
         "spare": {"site_id": spare.site_id, "loose": list(spare.loose),
-                  "units": {k: [u.key, _files_to_json(k, u.files)]
+                  "units": {k: [u.key, _files_to_json(k, u)]
                             for k, u in spare.units.items()
                             if k not in state.units or not _same_unit(state.units[k], u)},
                   "absent": [k for k in state.units if k not in spare.units]},
@@ -352,11 +459,22 @@ def _plain_folder(unit_id: str) -> bool:
             and "/." not in unit_id and "\\" not in unit_id and "\x00" not in unit_id)
 
 
-def _files_to_json(unit_id: str, files: tuple[str, ...]) -> int | list[str]:
+def _files_to_json(unit_id: str, record: UnitFiles) -> int | list[str]:
+    if (isinstance(record, UnitRecord) and isinstance(record._files, int)
+            and record._folder == unit_id):
+        return record._files
+    files = record.files
     count = len(files)
     if count in _USUAL_FILES and unit_id.endswith("/") and files == _usual_files(unit_id, count):
         return count
     return list(files)
+
+
+def _unit_record(unit_id: str, key: str, files: Any, json_digest: str = "") -> UnitRecord:
+    data = orjson.loads(files) if isinstance(files, bytes) else files
+    if isinstance(data, int):
+        return UnitRecord.of(unit_id, key, data, json_digest)
+    return UnitRecord(key, _files_from_json(unit_id, data), json_digest)
 
 
 def _files_from_json(unit_id: str, data: int | list[str]) -> tuple[str, ...]:
@@ -376,16 +494,19 @@ def _story_to_json(item: LoadedStory) -> Any:
 
 
 # The summary fields that most stories share with others (newsroom, its title, edition,
-# trust labels): one string each in memory.
-_SHARED_FIELDS = (5, 6, 7, 10, 11)
+# trust label): one string each in memory.
+_SHARED_FIELDS = (5, 6, 7, 10)
 
 
-def _story_from_json(data: Any) -> LoadedStory:
+def _story_from_json(path: str, data: Any, texts: StateTexts) -> LoadedStory:
+    """A story record, its texts left in the state's file."""
     summary = data[3]
     for i in _SHARED_FIELDS:
         if isinstance(summary[i], str):
             summary[i] = sys.intern(summary[i])
-    return LoadedStory(data[0], Summary.from_list(summary), data[1], data[2])
+    path = path if data[0] == path else data[0]  # one string for the key and the record
+    return LoadedStory(path, Summary.from_list(summary, StoredTexts(texts, path, data[1])),
+                       data[1], data[2])
 
 
 def _finding_to_json(f: Finding) -> list[Any]:

@@ -5,10 +5,12 @@ state was read from is written whole; a damaged file is no state at all."""
 from __future__ import annotations
 
 import dataclasses
+import os
 import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
 from savedstate import state_files
 from storygen import REPO, make_corpus, make_story
 
@@ -17,7 +19,7 @@ from desk.catalog import Clock
 from desk.config import load_config
 from desk.findings import Finding
 from desk.history import UrlHistory
-from desk.loader import LoadedStory
+from desk.loader import ContentChanged, LoadedStory, StoredTexts, Texts
 from desk.models import Story
 from desk.state import FileRecord, SavedState, UnitRecord, read_state, write_state
 from desk.writer import Spare
@@ -112,8 +114,44 @@ def test_a_file_written_since_the_state_was_read_is_written_whole(tmp_path: Path
     assert file.stat().st_ino != inode  # a new file, moved into place
     again = read_state(file)
     assert same(again, second)
-    assert "content/stories/story-1.json" in again.inspected
+    # Its texts were left in the file, whose row the first write deleted: inspected again.
+    assert "content/stories/story-1.json" not in again.inspected
+    assert "content/stories/story-2.json" in again.inspected
     assert "/stories/2026-11-10/story-7/" not in again.units
+
+
+def test_the_texts_of_stories_read_back_stay_in_the_file_until_shown(tmp_path: Path) -> None:
+    file = tmp_path / "s.sqlite"
+    written = a_state()
+    write_state(written, file)
+    state = read_state(file)
+    path = "content/stories/story-2.json"
+    summary = state.inspected[path].story.summary  # type: ignore[union-attr]
+    assert isinstance(summary.held_texts, StoredTexts)  # not held in memory
+    original = written.inspected[path].story.summary  # type: ignore[union-attr]
+    assert isinstance(original.held_texts, Texts)
+    assert (summary.headline, summary.dek, summary.slug) == (
+        original.headline, original.dek, original.slug)
+    assert summary == original
+    # In a forked process (a render worker), read through a connection of its own.
+    reader, writer = os.pipe()
+    child = os.fork()
+    if child == 0:  # pragma: no cover - the child reports through the pipe
+        os.write(writer, state.inspected["content/stories/story-4.json"]
+                 .story.summary.headline.encode())  # type: ignore[union-attr]
+        os._exit(0)
+    os.close(writer)
+    os.waitpid(child, 0)
+    assert os.read(reader, 1000).decode() == written.inspected[
+        "content/stories/story-4.json"].story.summary.headline  # type: ignore[union-attr]
+    os.close(reader)
+    # Another build changed the story's row meanwhile: not this story's texts any more.
+    with sqlite3.connect(file) as db:
+        db.execute("UPDATE inspected SET story = NULL WHERE path = ?",
+                   ("content/stories/story-5.json",))
+    db.close()
+    with pytest.raises(ContentChanged):
+        state.inspected["content/stories/story-5.json"].story.summary.dek  # type: ignore[union-attr]  # noqa: B018
 
 
 def test_a_damaged_state_is_no_state(tmp_path: Path) -> None:
