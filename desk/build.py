@@ -159,6 +159,8 @@ def _build(config: Config, clock: Clock, target: Target, cache: BuildCache,
     if inspection is None:
         return BuildReport(False, tuple(findings), timings=timer.timings)
     sorted_out = _hold_back(inspection, findings, config, clock, history, target)
+    parsed = {**inspection.parsed, **sorted_out.parsed}
+    del inspection  # its lists of every file and inspection: not held through the build
     findings = list(sorted_out.findings)
     held = sorted_out.held
     if any(f.is_error for f in findings):
@@ -177,7 +179,7 @@ def _build(config: Config, clock: Clock, target: Target, cache: BuildCache,
         keys = KeyMaker(site_key(config, (a.path for a in assets)),
                         cache.session.keys if cache.session is not None else None)
         ctx = replace(render_context(catalog, config, clock, cache.session, assets),
-                      parsed={**inspection.parsed, **sorted_out.parsed},
+                      parsed=parsed,
                       recall=_recall(cache.session, keys.site))
         plan = Plan(keys, ledger, writer, sorted_out.stand_ins)
         render_site(ctx, plan, assets, cache.session, workers)

@@ -169,7 +169,7 @@ class InspectionCache:
             blob = self._same_bytes(path, stat, known)
             if blob is None:
                 return None
-            self._state.inspected[path] = FileRecord(stat, known.story, known.findings, blob)
+            self._state.inspected[path] = known.restated(stat, blob)
         return known.story, known.findings
 
     def remember(self, path: str, stat: Stat | None, result: Inspected) -> None:

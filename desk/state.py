@@ -43,7 +43,7 @@ from desk.findings import Finding
 from desk.heap import collector_paused
 from desk.history import UrlHistory, history_from_json
 from desk.loader import ContentChanged, LoadedStory, StoredTexts, Summary, Texts, texts_from_list
-from desk.urls import relative_file
+from desk.urls import USUAL_FILES, plain_folder, relative_file, usual_count
 from desk.writer import Spare, UnitFiles
 
 STATE_VERSION = 8
@@ -92,18 +92,15 @@ class UnitRecord:
         if isinstance(files, int):
             _usual_files(unit_id, files)
             return cls(key, files, json_digest, unit_id)
-        count = len(files)
-        if (count in _USUAL_FILES and _plain_folder(unit_id)
-                and files == tuple(unit_id[1:] + name for name in _USUAL_FILES[count])):
-            return cls(key, count, json_digest, unit_id)
-        return cls(key, files, json_digest)
+        count = usual_count(unit_id, files)
+        return cls(key, count, json_digest, unit_id) if count else cls(key, files, json_digest)
 
     @property
     def files(self) -> tuple[str, ...]:
         """The unit's files, relative to the site folder."""
         files = self._files
         if isinstance(files, int):
-            return tuple(self._folder[1:] + name for name in _USUAL_FILES[files])
+            return tuple(self._folder[1:] + name for name in USUAL_FILES[files])
         return files
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -120,6 +117,11 @@ class UnitRecord:
         return f"UnitRecord({self.key!r}, {self.files!r}, {self.json_digest!r})"
 
 
+# Where an inspection stands against the state's file, so that only what changed is
+# written: as read from it, only its stat changed since (a fresh checkout's file), or new.
+STORED, RESTATED, NEW = 0, 1, 2
+
+
 @dataclass(frozen=True, slots=True)
 class FileRecord:
     """A story file's inspection, valid while its stat is unchanged (or its blob id, in
@@ -129,16 +131,30 @@ class FileRecord:
     story: LoadedStory | None
     findings: tuple[Finding, ...]
     blob: str = ""
+    # Any record made is new (a copy made with dataclasses.replace too, so it is written
+    # whole); only the state's reader and `restated` say otherwise.
+    origin: int = field(default=NEW, compare=False, init=False)
+
+    def restated(self, stat: Stat, blob: str) -> FileRecord:
+        """The same inspection under a new stat and blob id (a fresh checkout's file)."""
+        return FileRecord(stat, self.story, self.findings, blob).placed(
+            NEW if self.origin == NEW else RESTATED)
+
+    def placed(self, origin: int) -> FileRecord:
+        """This record, said to stand so against the state's file (see `origin`)."""
+        object.__setattr__(self, "origin", origin)
+        return self
 
 
 @dataclass(frozen=True)
 class Stored:
     """What the state's file held when this state was read or last written: the
-    generation token, and the records (as objects) then, to write only what changed."""
+    generation token, the paths of its inspections (each record says whether it changed
+    since: `FileRecord.origin`) and its units (as objects), to write only what changed."""
 
     file: Path
     generation: str
-    inspected: dict[str, FileRecord]
+    inspected: frozenset[str]
     units: Mapping[str, UnitRecord]
 
 
@@ -222,7 +238,7 @@ def _read_state(db: sqlite3.Connection, path: Path) -> SavedState:
                        spare=_spare_from_json(meta["spare"], units),
                        history=None if history is None else history_from_json(history),
                        search=_search_from_json(meta["search"]))
-    state.stored = Stored(path, str(meta["generation"]), dict(inspected), units)
+    state.stored = Stored(path, str(meta["generation"]), frozenset(inspected), units)
     return state
 
 
@@ -232,7 +248,7 @@ def _file_record(row: Any, texts: StateTexts) -> FileRecord:
                       None if story is None else _story_from_json(path, orjson.loads(story),
                                                                    texts),
                       () if findings is None else
-                      tuple(Finding(*f) for f in orjson.loads(findings)), str(blob))
+                      tuple(Finding(*f) for f in orjson.loads(findings)), str(blob)).placed(STORED)
 
 
 class StateTexts:
@@ -305,7 +321,7 @@ def write_state(state: SavedState, path: Path) -> None:
     generation = secrets.token_hex(8)
     if not _write_difference(state, path, generation):
         _write_whole(state, path, generation)
-    state.stored = Stored(path, generation, dict(state.inspected), state.units)
+    state.stored = Stored(path, generation, frozenset(state.inspected), state.units)
     _prune(path.parent, keep=path)
 
 
@@ -340,39 +356,29 @@ def _write_whole(state: SavedState, path: Path, generation: str) -> None:
         for statement in _SCHEMA.split(";"):
             if statement.strip():
                 db.execute(statement)
-        _write_inspected(db, state.inspected, {})
+        _write_inspected(db, state.inspected, frozenset())
         _write_units(db, state.units, {})
         _write_meta(db, state, generation)
     os.replace(temporary, path)
 
 
 def _write_inspected(db: sqlite3.Connection, records: dict[str, FileRecord],
-                     before: dict[str, FileRecord]) -> None:
+                     before: frozenset[str]) -> None:
+    """The rows of the inspections, where the file holds `before` (its rows' paths)."""
     # Rows are made as they are written: a whole archive's at once would be its size again.
     db.executemany("UPDATE inspected SET mtime = ?, size = ?, ino = ?, blob = ? "
                    "WHERE path = ?", ((*record.stat, record.blob, path)
                                       for path, record in records.items()
-                                      if _touched(before.get(path), record)))
+                                      if record.origin == RESTATED and path in before))
     lost: list[str] = []
     db.executemany("INSERT OR REPLACE INTO inspected VALUES (?, ?, ?, ?, ?, ?, ?)",
                    (row for path, record in records.items()
-                    if _changed(before.get(path), record)
+                    if (record.origin == NEW or path not in before)
                     and (row := _file_row(path, record, lost)) is not None))
     for path in lost:  # an inspection is a cache: the file is inspected again next time
         del records[path]
     db.executemany("DELETE FROM inspected WHERE path = ?",
                    [(p,) for p in before if p not in records])
-
-
-def _touched(old: FileRecord | None, new: FileRecord) -> bool:
-    """Whether only a record's stat or blob id changed (a fresh checkout's files)."""
-    return (old is not None and old is not new and old.story is new.story
-            and old.findings is new.findings)
-
-
-def _changed(old: FileRecord | None, new: FileRecord) -> bool:
-    """Whether a record's inspection is new or changed."""
-    return old is None or (old is not new and not _touched(old, new))
 
 
 def _file_row(path: str, record: FileRecord, lost: list[str]) -> tuple[Any, ...] | None:
@@ -437,10 +443,6 @@ def _prune(folder: Path, keep: Path) -> None:
 
 # ---------------------------------------------------------------- JSON forms
 
-# A story's files, and a list page's: saved as their count when a unit has exactly these.
-_USUAL_FILES = {3: ("index.html", "index.md", "index.json"), 2: ("index.html", "index.json")}
-
-
 # A site folder: /, or /SEGMENT/.../ with no empty, "." or ".." segment, backslash or NUL.
 _SITE_FOLDER = re.compile(r"/(?:(?!\.\.?/)[^/\\\x00]+/)*")
 
@@ -449,14 +451,9 @@ def _usual_files(unit_id: str, count: int) -> tuple[str, ...]:
     # A cheap test of what relative_file checks in full: a cache file must never name a
     # file outside the site. Most folders pass the quicker test (no segment is empty or
     # starts with a dot, no backslash or NUL); the pattern decides the others.
-    if not _plain_folder(unit_id) and _SITE_FOLDER.fullmatch(unit_id) is None:
+    if not plain_folder(unit_id) and _SITE_FOLDER.fullmatch(unit_id) is None:
         raise ValueError(f"unit {unit_id!r} is not a site folder")
-    return tuple(unit_id[1:] + name for name in _USUAL_FILES[count])
-
-
-def _plain_folder(unit_id: str) -> bool:
-    return (unit_id[:1] == "/" and unit_id[-1:] == "/" and "//" not in unit_id
-            and "/." not in unit_id and "\\" not in unit_id and "\x00" not in unit_id)
+    return tuple(unit_id[1:] + name for name in USUAL_FILES[count])
 
 
 def _files_to_json(unit_id: str, record: UnitFiles) -> int | list[str]:
@@ -464,10 +461,7 @@ def _files_to_json(unit_id: str, record: UnitFiles) -> int | list[str]:
             and record._folder == unit_id):
         return record._files
     files = record.files
-    count = len(files)
-    if count in _USUAL_FILES and unit_id.endswith("/") and files == _usual_files(unit_id, count):
-        return count
-    return list(files)
+    return usual_count(unit_id, files) or list(files)
 
 
 def _unit_record(unit_id: str, key: str, files: Any, json_digest: str = "") -> UnitRecord:
@@ -481,7 +475,7 @@ def _files_from_json(unit_id: str, data: int | list[str]) -> tuple[str, ...]:
     if isinstance(data, int):
         return _usual_files(unit_id, data)
     # relative_file checks in full what the quicker test passes for most names.
-    return tuple(name if _plain_folder("/" + name + "/") else relative_file("/" + name)
+    return tuple(name if plain_folder("/" + name + "/") else relative_file("/" + name)
                  for name in data)
 
 

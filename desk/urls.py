@@ -128,3 +128,25 @@ def relative_file(path: str) -> str:
     if not parts or any(p in ("", ".", "..") or "\\" in p or "\x00" in p for p in parts):
         raise ValueError(f"unsafe site path {path!r}")
     return "/".join(parts)
+
+
+# The files a unit usually has in its folder, by their count: a story's, a list page's.
+# The build cache and the writer note such a unit by its folder, not by its files' names.
+USUAL_FILES = {3: ("index.html", "index.md", "index.json"), 2: ("index.html", "index.json")}
+
+
+def plain_folder(path: str) -> bool:
+    """A quick test that a URL path is a site folder (/, or /SEGMENT/.../) whose files
+    stay inside the site: no segment empty or starting with a dot, no backslash or NUL.
+    (Some safe folders fail it; relative_file decides for those.)"""
+    return (path[:1] == "/" and path[-1:] == "/" and "//" not in path
+            and "/." not in path and "\\" not in path and "\x00" not in path)
+
+
+def usual_count(folder: str, files: tuple[str, ...]) -> int:
+    """The count of a unit's files when they are the usual ones in its folder, else 0."""
+    count = len(files)
+    if (count in USUAL_FILES and plain_folder(folder)
+            and files == tuple(folder[1:] + name for name in USUAL_FILES[count])):
+        return count
+    return 0

@@ -12,6 +12,7 @@ import contextlib
 import ctypes
 import ctypes.util
 import errno
+import heapq
 import json
 import os
 import shutil
@@ -19,10 +20,10 @@ import stat
 import threading
 import uuid
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from itertools import chain
+from itertools import islice
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -201,6 +202,55 @@ class FilePool:
         self._pool.shutdown(cancel_futures=cancel)
 
 
+class StagedFiles:
+    """The names of the files a build keeps, a unit with the usual files in its folder
+    (urls.USUAL_FILES) noted by its folder: at 100,000 stories, 100,000 folders instead
+    of 300,000 names held to the end of the build."""
+
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+        self.folders: dict[str, int] = {}  # folder → the count of its usual files
+
+    def __contains__(self, relative: str) -> bool:
+        if relative in self.names:
+            return True
+        if not self.folders:
+            return False
+        folder, _, name = relative.rpartition("/")
+        count = self.folders.get(f"/{folder}/" if folder else "/")
+        return count is not None and name in urls.USUAL_FILES[count]
+
+    def add(self, relative: str) -> None:
+        """Note one file."""
+        self.names.add(relative)
+
+    def __len__(self) -> int:
+        return len(self.names) + sum(self.folders.values())
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self.names
+        for folder, count in self.folders.items():
+            for name in urls.USUAL_FILES[count]:
+                yield folder[1:] + name
+
+    def in_order(self) -> Iterator[str]:
+        """Every name, sorted, made one at a time (the folders' are not all made at once)."""
+        streams: list[Iterable[str]] = [sorted(self.names)]
+        usual = self.folders.items()
+        for name in sorted({name for count in self.folders.values()
+                            for name in urls.USUAL_FILES[count]}):
+            # Sorted as their files' names: a folder's own files may sort after a subfolder's.
+            folders = sorted((f for f, count in usual if name in urls.USUAL_FILES[count]),
+                             key=lambda folder: folder[1:] + name)  # noqa: B023 (used at once)
+            streams.append(_files_named(folders, name))
+        return heapq.merge(*streams)
+
+
+def _files_named(folders: list[str], name: str) -> Iterator[str]:
+    """The file of this name in each folder, made one at a time."""
+    return (folder[1:] + name for folder in folders)
+
+
 class Staging:
     """A folder to write a site into; swap_in() makes it the output folder.
 
@@ -225,7 +275,7 @@ class Staging:
         # What is staged, in two sets: the files this build writes (or its workers), and
         # the files of the units it keeps, every one of which belongs to a unit.
         self._written: set[str] = set()
-        self._kept: set[str] = set()
+        self._kept = StagedFiles()
         self._keep_spare = keep_spare
         self._remove_old = remove_old
         self._spare = self._adopt_spare(spare) if keep_spare else None
@@ -269,7 +319,7 @@ class Staging:
         """Wait for the files submitted so far."""
         self._pool.flush()
 
-    def claim(self, relative: str, staged: set[str] | None = None) -> None:
+    def claim(self, relative: str, staged: set[str] | StagedFiles | None = None) -> None:
         """Note that a file is staged (by this process or a render worker; `staged`:
         the set it is noted in, by default the written files)."""
         if relative in self._written or relative in self._kept:
@@ -290,7 +340,7 @@ class Staging:
         False (nothing done) when a file is already staged. Staged files are never written
         in place, so a link can never change the live site.
         """
-        if not self._count_kept(files):
+        if not self._count_kept(files, unit):
             return False
         if self._spare is not None and unit:
             kept = self._spare.units.get(unit)
@@ -299,12 +349,20 @@ class Staging:
         self._pool.link_all(files, self.out_dir)
         return True
 
-    def _count_kept(self, files: tuple[str, ...]) -> bool:
+    def _count_kept(self, files: tuple[str, ...], unit: str) -> bool:
         """Count a kept unit's files as staged (False, nothing counted: one already is)."""
-        if any(relative in self._written or relative in self._kept for relative in files):
-            return False
-        for relative in files:
-            self.claim(relative, self._kept)
+        kept = self._kept
+        count = urls.usual_count(unit, files)
+        if count:  # noted by its folder
+            if unit in kept.folders or any(relative in self._written or relative in kept.names
+                                           for relative in files):
+                return False
+            kept.folders[unit] = count
+        else:
+            if any(relative in self._written or relative in kept for relative in files):
+                return False
+            for relative in files:
+                self.claim(relative, kept)
         self.files += len(files)
         return True
 
@@ -393,21 +451,22 @@ class ChangesStaging(Staging):
     def keep(self, files: tuple[str, ...], unit: str, key: str) -> bool:
         """Count the unit's files as part of the site; nothing is written (False: changes
         to nothing keep nothing, or a file is already staged)."""
-        return bool(self.previous_id) and self._count_kept(files)
+        return bool(self.previous_id) and self._count_kept(files, unit)
 
     def swap_in(self, site_id: str) -> None:
         """Write the list of the whole site's files, then swap the folder in."""
         head = {"format": CHANGES_FORMAT, "base": self.previous_id or "", "site_id": site_id}
-        files = sorted(chain(self._written, self._kept))
+        files = heapq.merge(sorted(self._written), self._kept.in_order())
         self.flush()
-        # Encoded a slice at a time: at 100,000 stories the list is 25 MB, held once more
-        # whole as JSON; the bytes are those of the whole object encoded at once.
+        # Made and encoded a slice at a time: at 100,000 stories the list is 25 MB, and
+        # 40 MB of names. The bytes are those of the whole object encoded at once.
         with (self.path / CHANGES).open("wb") as out:
             out.write(orjson.dumps(head)[:-1] + b',"files":[')
-            for start in range(0, len(files), _LISTING_SLICE):
-                if start:
-                    out.write(b",")
-                out.write(orjson.dumps(files[start: start + _LISTING_SLICE])[1:-1])
+            first = True
+            while part := list(islice(files, _LISTING_SLICE)):
+                out.write(orjson.dumps(part)[1:-1] if first else
+                          b"," + orjson.dumps(part)[1:-1])
+                first = False
             out.write(b"]}\n")
         super().swap_in(site_id)
 

@@ -16,13 +16,16 @@ from pathlib import Path
 
 import pytest
 from conftest import Result, tree, write_tree
+from hypothesis import given
+from hypothesis import strategies as st
 from savedstate import set_unit_keys, state_files
 from searchindex import live_entries, without_search
 from storygen import make_story, write_story
 from test_deploy import BUCKET, Server, Site, aws_env, live, run_deploy, s3, stored
 
 from desk.deploy.plan import MANIFEST
-from desk.writer import CHANGES
+from desk.urls import USUAL_FILES
+from desk.writer import CHANGES, StagedFiles
 
 __all__ = ["aws_env", "s3"]  # fixtures, used by name
 
@@ -84,6 +87,7 @@ def test_changes_only_deploy_ends_equal_to_a_build_from_nothing(
     listing = json.loads(written.pop(CHANGES))
     expected = from_nothing(desk, site, tmp_path, first[HISTORY])
     assert set(without_search(dict.fromkeys(listing["files"], b""))) == set(expected)
+    assert listing["files"] == sorted(set(listing["files"]))  # in order, each once
     # Only what changed was written: the untouched stories' pages were not.
     untouched = site.story_folder(5)
     assert not any(p.startswith(untouched) for p in written)
@@ -287,3 +291,26 @@ def test_hold_back_on_a_fresh_runner_keeps_published_pages_from_the_live_site(
         assert not any("story-number-61" in p or b"story-number-61" in data
                        or b"A broken edit" in data for p, data in bucket.items())
         assert any("story-number-60" in p for p in bucket)
+
+
+_SEGMENTS = st.sampled_from(["a", "b", "ab", "a-b", "z", "index.html.d", "Z"])
+
+
+@given(folders=st.dictionaries(st.lists(_SEGMENTS, max_size=3).map(
+           lambda parts: "/" + "".join(p + "/" for p in parts)), st.sampled_from([2, 3])),
+       names=st.sets(st.lists(_SEGMENTS, min_size=1, max_size=3).map("/".join)))
+def test_the_kept_files_noted_by_folder_are_the_files_named(folders: dict[str, int],
+                                                          names: set[str]) -> None:
+    # What a build keeps is noted by folder where it can, and listed in order from that.
+    staged = StagedFiles()
+    every: set[str] = set()
+    for folder, count in folders.items():
+        staged.folders[folder] = count
+        every.update(folder[1:] + name for name in USUAL_FILES[count])
+    for name in names - every:
+        staged.add(name)
+        every.add(name)
+    assert list(staged.in_order()) == sorted(every)
+    assert len(staged) == len(every) and set(staged) == every
+    assert all(name in staged for name in every)
+    assert not any(name + "x" in staged for name in every if name + "x" not in every)

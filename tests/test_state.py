@@ -83,7 +83,7 @@ def test_the_difference_from_the_state_read_is_what_is_written(tmp_path: Path) -
     state = read_state(file)
     for n in (1, 2):  # touched, not changed (a fresh checkout)
         path = f"content/stories/story-{n}.json"
-        state.inspected[path] = dataclasses.replace(state.inspected[path], stat=(9, 9, n))
+        state.inspected[path] = state.inspected[path].restated((9, 9, n), "c" * 40)
     new = record(3, stat=5)  # changed: its findings are gone
     state.inspected[new.story.path] = new  # type: ignore[union-attr]
     state.inspected[record(8).story.path] = record(8)  # type: ignore[union-attr]
