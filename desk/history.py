@@ -97,11 +97,14 @@ def site_file(history: UrlHistory, moved: Sequence[Redirect], config: Config
     }
 
 
-def history_from_json(data: Any, pointer: str = "") -> UrlHistory:
+def history_from_json(data: Any, pointer: str = "",
+                      shared: Mapping[str, str] | None = None) -> UrlHistory:
     """A history from its JSON form (raises ValueError naming the JSON pointer of the
-    first problem: every path must be a story path of the layout, under one id)."""
+    first problem: every path must be a story path of the layout, under one id).
+    `shared`: strings held already, used for the equal ids and paths."""
     if not isinstance(data, dict):
         raise ValueError(f"{pointer or '/'}: expected an object of story ids")
+    shared = shared or {}
     lists: dict[str, tuple[str, ...]] = {}
     seen: set[str] = set()
     for story_id, paths in data.items():
@@ -112,7 +115,7 @@ def history_from_json(data: Any, pointer: str = "") -> UrlHistory:
             if not _is_story_path(path) or path in seen:
                 raise ValueError(f"{where}/{i}: not a story URL path, or listed twice")
             seen.add(path)
-        lists[story_id] = tuple(paths)
+        lists[shared.get(story_id, story_id)] = tuple(shared.get(p, p) for p in paths)
     return UrlHistory(dict(sorted(lists.items())))
 
 

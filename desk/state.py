@@ -228,7 +228,12 @@ def _read_state(db: sqlite3.Connection, path: Path) -> SavedState:
     texts = StateTexts(db, path)
     inspected = {row[0]: _file_record(row, texts)
                  for row in db.execute("SELECT * FROM inspected")}
-    units = {row[0]: _unit_record(*row) for row in db.execute("SELECT * FROM units")}
+    # One string in memory for each story's URL path and id, which the units and the
+    # URL history name again.
+    shared = {text: text for record in inspected.values() if record.story is not None
+              for text in (record.story.url_path, record.story.summary.id)}
+    units = {(unit_id := shared.get(row[0], row[0])): _unit_record(unit_id, *row[1:])
+             for row in db.execute("SELECT * FROM units")}
     if [len(inspected), len(units)] != meta["counts"]:
         raise ValueError("rows are missing")  # a file cut short
     history = meta["history"]
@@ -236,7 +241,8 @@ def _read_state(db: sqlite3.Connection, path: Path) -> SavedState:
                        loose=_files_from_json("/", meta["loose"]),
                        check_key=str(meta["check_key"]), inspected=inspected,
                        spare=_spare_from_json(meta["spare"], units),
-                       history=None if history is None else history_from_json(history),
+                       history=None if history is None else history_from_json(
+                           history, shared=shared),
                        search=_search_from_json(meta["search"]))
     state.stored = Stored(path, str(meta["generation"]), frozenset(inspected), units)
     return state
