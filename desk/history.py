@@ -67,9 +67,11 @@ class UrlHistory:
             owners[path] = story_id
         return UrlHistory({k: tuple(v) for k, v in sorted(lists.items()) if v})
 
-    def to_json(self) -> dict[str, list[str]]:
-        """The JSON form of the history (ids in order)."""
-        return {k: list(v) for k, v in sorted(self.urls.items())}
+    def to_json(self) -> dict[str, tuple[str, ...]]:
+        """The JSON form of the history (ids in order; a tuple is a JSON array)."""
+        urls = self.urls
+        # Already in order as made (not copied when so: an archive's worth).
+        return dict(urls) if _in_order(urls) else dict(sorted(urls.items()))
 
 
 def redirects(history: UrlHistory, current: Mapping[str, str],
@@ -154,3 +156,12 @@ def _is_story_path(path: object) -> bool:
         return urls.story_path(parts[2], parts[3]) == path
     except ValueError:
         return False
+
+
+def _in_order(urls: Mapping[str, tuple[str, ...]]) -> bool:
+    previous = ""
+    for key in urls:
+        if key < previous:
+            return False
+        previous = key
+    return True

@@ -124,7 +124,11 @@ class Summary:
     trust_text = _TextField()  # the trust label in words
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Summary) and self.to_list() == other.to_list()
+        return isinstance(other, Summary) and self._compared() == other._compared()
+
+    def _compared(self) -> tuple[Any, ...]:
+        return (self.id, self.newsroom, self.newsroom_title, self.edition, self.published_at,
+                self.modified_at, self.trust, self.url, self.related, self.texts)
 
     def __hash__(self) -> int:
         return hash((self.id, self.published_at, self.newsroom, self.edition))
@@ -137,29 +141,6 @@ class Summary:
         return cls(story.id, story.newsroom, story.newsroom_title, story.edition,
                    story.published_at, story.modified_at, story.labels.trust, story.url,
                    tuple((r.url, r.headline) for r in story.related), texts)
-
-    def to_list(self) -> list[Any]:
-        """JSON-ready form (for the build cache)."""
-        texts = self.texts
-        return [self.id, texts.slug, texts.headline, texts.dek, texts.angle, self.newsroom,
-                self.newsroom_title, self.edition, self.published_at.isoformat(),
-                self.modified_at.isoformat(), self.trust, texts.trust_text, self.url,
-                [list(r) for r in self.related]]
-
-    @classmethod
-    def from_list(cls, data: list[Any], stored: StoredTexts | None = None) -> Summary:
-        """The inverse of to_list; with `stored`, the texts are left where it says."""
-        published = datetime.fromisoformat(data[8])
-        # Most stories were never modified: one value in memory for both.
-        modified = published if data[9] == data[8] else datetime.fromisoformat(data[9])
-        return cls(data[0], data[5], data[6], data[7], published, modified, data[10],
-                   data[12], tuple((u, h) for u, h in data[13]) if data[13] else (),
-                   stored or texts_from_list(data))
-
-
-def texts_from_list(data: list[Any]) -> Texts:
-    """The texts of a summary's JSON form (see Summary.to_list)."""
-    return Texts(data[1], data[2], data[3], data[4], data[11])
 
 
 @dataclass(frozen=True, slots=True)

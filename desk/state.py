@@ -32,8 +32,9 @@ import re
 import secrets
 import sqlite3
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -42,11 +43,11 @@ import orjson
 from desk.findings import Finding
 from desk.heap import collector_paused
 from desk.history import UrlHistory, history_from_json
-from desk.loader import ContentChanged, LoadedStory, StoredTexts, Summary, Texts, texts_from_list
+from desk.loader import ContentChanged, LoadedStory, StoredTexts, Summary, Texts
 from desk.urls import USUAL_FILES, plain_folder, relative_file, usual_count
 from desk.writer import Spare, UnitFiles
 
-STATE_VERSION = 8
+STATE_VERSION = 9
 # Saved states of output folders kept at most (the oldest go first).
 MAX_SAVED = 20
 SUFFIX = ".sqlite"
@@ -56,7 +57,8 @@ Stat = tuple[int, int, int]
 _SCHEMA = """
 CREATE TABLE meta (name TEXT PRIMARY KEY, value BLOB NOT NULL);
 CREATE TABLE inspected (path TEXT PRIMARY KEY, mtime INTEGER NOT NULL, size INTEGER NOT NULL,
-                        ino INTEGER NOT NULL, blob TEXT NOT NULL, story BLOB, findings BLOB);
+                        ino INTEGER NOT NULL, blob TEXT NOT NULL, story BLOB, texts BLOB,
+                        findings BLOB);
 CREATE TABLE units (id TEXT PRIMARY KEY, key TEXT NOT NULL, files BLOB NOT NULL,
                     json_digest TEXT NOT NULL);
 """
@@ -195,7 +197,9 @@ class SavedState:
                 loose: tuple[str, ...], site_id: str) -> None:
         """Describe the site just swapped in; the one it replaced becomes the spare."""
         known = self.describes(live_id)
-        self.spare = Spare(self.site_id, dict(self.units), self.loose) if known else None
+        # The units' mapping itself, not a copy: a state's mappings are replaced, never
+        # changed in place, once a build has read them.
+        self.spare = Spare(self.site_id, self.units, self.loose) if known else None
         self.units, self.loose = units, loose
         self.site_id = site_id
 
@@ -226,8 +230,8 @@ def _read_state(db: sqlite3.Connection, path: Path) -> SavedState:
     if meta.get("version") != STATE_VERSION:
         raise ValueError("another version")
     texts = StateTexts(db, path)
-    inspected = {row[0]: _file_record(row, texts)
-                 for row in db.execute("SELECT * FROM inspected")}
+    inspected = {row[0]: _file_record(row, texts) for row in db.execute(
+        "SELECT path, mtime, size, ino, blob, story, findings FROM inspected")}
     # One string in memory for each story's URL path and id, which the units and the
     # URL history name again.
     shared = {text: text for record in inspected.values() if record.story is not None
@@ -283,16 +287,16 @@ class StateTexts:
         if self._pid != os.getpid():
             self._db, self._pid = _connect(self._file, readonly=True), os.getpid()
         try:
-            row = self._db.execute("SELECT story FROM inspected WHERE path = ?",
+            row = self._db.execute("SELECT texts FROM inspected WHERE path = ?",
                                    (path,)).fetchone()
         except sqlite3.Error:
             row = None
         data = orjson.loads(row[0]) if row is not None and row[0] is not None else None
-        if data is None or data[1] != digest:
+        if data is None or data[0] != digest:
             raise ContentChanged(path)
         if len(self._recent) >= self.RECENT:
             self._recent.clear()
-        found = self._recent[(path, digest)] = texts_from_list(data[3])
+        found = self._recent[(path, digest)] = Texts(*data[1:])
         return found
 
 
@@ -312,10 +316,33 @@ def _search_from_json(data: Any) -> dict[str, tuple[str, ...]]:
 def _spare_from_json(spare: Any, units: dict[str, UnitRecord]) -> Spare | None:
     if not spare["site_id"]:
         return None
-    absent = set(spare["absent"])
-    spare_units = {k: u for k, u in units.items() if k not in absent}
-    spare_units.update((k, _unit_record(k, v[0], v[1])) for k, v in spare["units"].items())
-    return Spare(str(spare["site_id"]), spare_units, _files_from_json("/", spare["loose"]))
+    changed = {k: _unit_record(k, v[0], v[1]) for k, v in spare["units"].items()}
+    return Spare(str(spare["site_id"]), Overlay(units, changed, frozenset(spare["absent"])),
+                 _files_from_json("/", spare["loose"]))
+
+
+class Overlay(Mapping[str, UnitRecord]):
+    """The spare's units as they differ from the current ones: those, but for the
+    `absent` ones, with the `changed` ones over them (no copy of the site's units)."""
+
+    def __init__(self, base: Mapping[str, UnitRecord], changed: Mapping[str, UnitRecord],
+                 absent: frozenset[str]) -> None:
+        self._base, self._changed, self._absent = base, changed, absent
+
+    def __getitem__(self, unit: str) -> UnitRecord:
+        found = self._changed.get(unit)
+        if found is not None:
+            return found
+        if unit in self._absent:
+            raise KeyError(unit)
+        return self._base[unit]
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self._changed
+        yield from (k for k in self._base if k not in self._absent and k not in self._changed)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
 
 
 # ---------------------------------------------------------------- writing
@@ -377,7 +404,7 @@ def _write_inspected(db: sqlite3.Connection, records: dict[str, FileRecord],
                                       for path, record in records.items()
                                       if record.origin == RESTATED and path in before))
     lost: list[str] = []
-    db.executemany("INSERT OR REPLACE INTO inspected VALUES (?, ?, ?, ?, ?, ?, ?)",
+    db.executemany("INSERT OR REPLACE INTO inspected VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                    (row for path, record in records.items()
                     if (record.origin == NEW or path not in before)
                     and (row := _file_row(path, record, lost)) is not None))
@@ -390,14 +417,16 @@ def _write_inspected(db: sqlite3.Connection, records: dict[str, FileRecord],
 def _file_row(path: str, record: FileRecord, lost: list[str]) -> tuple[Any, ...] | None:
     """A record's row (None, its path added to `lost`, when its story's texts were left
     in a state's file that another build has changed since: see StateTexts)."""
-    try:
-        story = None if record.story is None else orjson.dumps(_story_to_json(record.story))
-    except ContentChanged:
-        lost.append(path)
-        return None
+    story = texts = None
+    if record.story is not None:
+        try:
+            story, texts = (orjson.dumps(part) for part in _story_to_json(record.story))
+        except ContentChanged:
+            lost.append(path)
+            return None
     findings = (orjson.dumps([_finding_to_json(f) for f in record.findings])
                 if record.findings else None)
-    return (path, *record.stat, record.blob, story, findings)
+    return (path, *record.stat, record.blob, story, texts, findings)
 
 
 def _write_units(db: sqlite3.Connection, units: Mapping[str, UnitRecord],
@@ -489,24 +518,34 @@ def _same_unit(a: Any, b: Any) -> bool:
     return bool(a.key == b.key and a.files == b.files)
 
 
-def _story_to_json(item: LoadedStory) -> Any:
-    return [item.path, item.digest, item.url_path, item.summary.to_list()]
+def _story_to_json(item: LoadedStory) -> tuple[list[Any], list[Any]]:
+    """A story's record in two parts: what a build holds of it, and its texts (read when a
+    page shows them), each with the digest of the bytes inspected."""
+    s = item.summary
+    held = [item.digest, item.url_path, s.id, s.newsroom, s.newsroom_title, s.edition,
+            s.published_at.isoformat(), s.modified_at.isoformat(), s.trust, s.url,
+            [list(r) for r in s.related]]
+    return held, [item.digest, *s.texts]
 
 
-# The summary fields that most stories share with others (newsroom, its title, edition,
+# The held fields that most stories share with others (newsroom, its title, edition,
 # trust label): one string each in memory.
-_SHARED_FIELDS = (5, 6, 7, 10)
+_SHARED_FIELDS = (3, 4, 5, 8)
 
 
-def _story_from_json(path: str, data: Any, texts: StateTexts) -> LoadedStory:
-    """A story record, its texts left in the state's file."""
-    summary = data[3]
+def _story_from_json(path: str, held: Any, texts: StateTexts) -> LoadedStory:
+    """A story's record, its texts left in the state's file."""
     for i in _SHARED_FIELDS:
-        if isinstance(summary[i], str):
-            summary[i] = sys.intern(summary[i])
-    path = path if data[0] == path else data[0]  # one string for the key and the record
-    return LoadedStory(path, Summary.from_list(summary, StoredTexts(texts, path, data[1])),
-                       data[1], data[2])
+        if isinstance(held[i], str):
+            held[i] = sys.intern(held[i])
+    digest, url_path, story_id, newsroom, title, edition, published, modified = held[:8]
+    published_at = datetime.fromisoformat(published)
+    # Most stories were never modified: one value in memory for both.
+    modified_at = published_at if modified == published else datetime.fromisoformat(modified)
+    related = tuple((u, h) for u, h in held[10]) if held[10] else ()
+    summary = Summary(story_id, newsroom, title, edition, published_at, modified_at, held[8],
+                      held[9], related, StoredTexts(texts, path, digest))
+    return LoadedStory(path, summary, digest, url_path)
 
 
 def _finding_to_json(f: Finding) -> list[Any]:

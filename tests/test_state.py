@@ -147,7 +147,7 @@ def test_the_texts_of_stories_read_back_stay_in_the_file_until_shown(tmp_path: P
     os.close(reader)
     # Another build changed the story's row meanwhile: not this story's texts any more.
     with sqlite3.connect(file) as db:
-        db.execute("UPDATE inspected SET story = NULL WHERE path = ?",
+        db.execute("UPDATE inspected SET texts = NULL WHERE path = ?",
                    ("content/stories/story-5.json",))
     db.close()
     with pytest.raises(ContentChanged):
