@@ -42,7 +42,7 @@ from desk.holdback import HeldStory, HoldBack, StandIn, hold_back, live_site, si
 from desk.inspection import Inspection, inspect_content
 from desk.keys import KeyMaker, check_key, site_key
 from desk.ledger import Ledger
-from desk.loader import ContentChanged, LoadedStory
+from desk.loader import ContentChanged, LoadedStory, ParsedStory
 from desk.parallel import (
     RenderFailed,
     RenderUnit,
@@ -154,14 +154,11 @@ def build(
 def _build(config: Config, clock: Clock, target: Target, cache: BuildCache,
            workers: Workers) -> BuildReport:
     timer = Timer()
-    inspection, findings, history = _inspect(config, clock, target, cache, workers.jobs)
+    sorted_out, parsed, findings, history = _published(config, clock, target, cache,
+                                                       workers.jobs)
     timer.lap("load")
-    if inspection is None:
+    if sorted_out is None:
         return BuildReport(False, tuple(findings), timings=timer.timings)
-    sorted_out = _hold_back(inspection, findings, config, clock, history, target)
-    parsed = {**inspection.parsed, **sorted_out.parsed}
-    del inspection  # its lists of every file and inspection: not held through the build
-    findings = list(sorted_out.findings)
     held = sorted_out.held
     if any(f.is_error for f in findings):
         return BuildReport(False, _with_held(findings, held), timings=timer.timings)
@@ -250,6 +247,19 @@ def _index_search(ctx: RenderContext, cache: BuildCache, ledger: Ledger, writer:
     copies = cache.file.with_name(cache.file.stem + ".search") if cache.file else None
     return index_search(published, cache.state.search_of(writer.previous_id), ledger, writer,
                         ctx.config, Pages(writer.path, copies, render))
+
+
+def _published(config: Config, clock: Clock, target: Target, cache: BuildCache, jobs: int
+               ) -> tuple[HoldBack | None, dict[str, ParsedStory], list[Finding], UrlHistory]:
+    """What this build publishes (None when the URL history cannot be read), the stories
+    parsed on the way (for their pages), the findings that count and the URL history.
+    The inspection itself, with its lists of every file, is not held past this."""
+    inspection, findings, history = _inspect(config, clock, target, cache, jobs)
+    if inspection is None:
+        return None, {}, findings, history
+    sorted_out = _hold_back(inspection, findings, config, clock, history, target)
+    return (sorted_out, {**inspection.parsed, **sorted_out.parsed}, list(sorted_out.findings),
+            history)
 
 
 def _hold_back(inspection: Inspection, findings: list[Finding], config: Config, clock: Clock,

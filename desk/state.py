@@ -92,7 +92,7 @@ class UnitRecord:
         """The record of a unit (`files`: its files, or the count of its usual ones,
         which checks that the unit is a site folder: raises ValueError if not)."""
         if isinstance(files, int):
-            _usual_files(unit_id, files)
+            _check_usual(unit_id, files)  # made into names only when asked for
             return cls(key, files, json_digest, unit_id)
         count = usual_count(unit_id, files)
         return cls(key, count, json_digest, unit_id) if count else cls(key, files, json_digest)
@@ -482,12 +482,19 @@ def _prune(folder: Path, keep: Path) -> None:
 _SITE_FOLDER = re.compile(r"/(?:(?!\.\.?/)[^/\\\x00]+/)*")
 
 
-def _usual_files(unit_id: str, count: int) -> tuple[str, ...]:
+def _check_usual(unit_id: str, count: int) -> None:
+    """Raise ValueError unless the unit is a site folder with a count of usual files."""
     # A cheap test of what relative_file checks in full: a cache file must never name a
     # file outside the site. Most folders pass the quicker test (no segment is empty or
     # starts with a dot, no backslash or NUL); the pattern decides the others.
     if not plain_folder(unit_id) and _SITE_FOLDER.fullmatch(unit_id) is None:
         raise ValueError(f"unit {unit_id!r} is not a site folder")
+    if count not in USUAL_FILES:
+        raise ValueError(f"unit {unit_id!r}: no usual {count} files")
+
+
+def _usual_files(unit_id: str, count: int) -> tuple[str, ...]:
+    _check_usual(unit_id, count)
     return tuple(unit_id[1:] + name for name in USUAL_FILES[count])
 
 
