@@ -364,8 +364,6 @@ def render_stories(ctx: RenderContext, plan: Plan, entries: dict[str, object],
     """Each published story kept or rendered (in forked workers when there are many);
     what the pages around the stories need to know of them (`in_feeds`: the paths of the
     stories some feed carries, whose entries are captured as they render)."""
-    keys: dict[str, str] = {}
-    digests: dict[str, str] = {}
     markdown: dict[str, bytes] = {}
     entries = dict(entries)
     todo: list[tuple[LoadedStory, str]] = []
@@ -374,17 +372,13 @@ def render_stories(ctx: RenderContext, plan: Plan, entries: dict[str, object],
     for item in catalog.published:  # every story on every save: kept lean
         stand_in = plan.stand_ins.get(item.url_path) if plan.stand_ins else None
         if stand_in is not None and stand_in.item == item:
-            keys[item.url_path] = keep_stand_in(stand_in, ctx, plan)
+            keep_stand_in(stand_in, ctx, plan)
             changed.add(item.url_path)
-            digests[item.url_path] = stand_in.json_digest
             markdown[item.url_path] = stand_in.markdown
             continue
-        key = keys[item.url_path] = key_of(item)
-        kept = reuse(item.url_path, key)
-        if kept is None:
+        key = key_of(item)
+        if reuse(item.url_path, key) is None:
             todo.append((item, key))
-        else:
-            digests[item.url_path] = kept.json_digest
     latest = ctx.catalog.latest_edition
     wanted = Wanted(frozenset(s.url_path for s in latest.stories) if latest else frozenset(),
                     in_feeds)
@@ -395,12 +389,14 @@ def render_stories(ctx: RenderContext, plan: Plan, entries: dict[str, object],
     changed.update(item.url_path for item, _ in todo)
     for record in _render_todo(todo, render, plan.writer, ctx, workers):
         plan.ledger.record_files(record.path, record.key, record.files, record.json_digest)
-        digests[record.path] = record.json_digest
         if record.markdown is not None:
             markdown[record.path] = record.markdown
         if record.entry is not None:
             entries[record.key] = record.entry
-    return StoryResults(keys, digests, markdown, entries, frozenset(changed))
+    # Every story's key and digest as the ledger recorded it: a kept story's the string
+    # read with the state, not a second one as large as the archive.
+    return StoryResults(plan.ledger.keys(), plan.ledger.json_digests(), markdown, entries,
+                        frozenset(changed))
 
 
 def story_key(ctx: RenderContext, keys: KeyMaker) -> Callable[[LoadedStory], str]:
@@ -431,9 +427,9 @@ def story_key(ctx: RenderContext, keys: KeyMaker) -> Callable[[LoadedStory], str
     return recalled
 
 
-def keep_stand_in(stand_in: StandIn, ctx: RenderContext, plan: Plan) -> str:
-    """Keep a held story's last published pages as they are; their unit's key (its pages'
-    bytes and what its feed entry depends on, so never a rendered page's key)."""
+def keep_stand_in(stand_in: StandIn, ctx: RenderContext, plan: Plan) -> None:
+    """Keep a held story's last published pages as they are, under a unit key of their
+    own (their pages' bytes and what the feed entry depends on: never a rendered page's)."""
     item = stand_in.item
     key = plan.keys.key(("held", stand_in.digest,
                          story_page_inputs(item, ctx.catalog, ctx.config)), recurring=True)
@@ -443,7 +439,6 @@ def keep_stand_in(stand_in: StandIn, ctx: RenderContext, plan: Plan) -> str:
                                                              strict=True)]
         plan.writer.write(outputs)  # raises WriteError on two outputs for a file
         plan.ledger.record(item.url_path, key, outputs, stand_in.json_digest)
-    return key
 
 
 def _render_todo(todo: list[tuple[LoadedStory, str]], render: RenderUnit, writer: SiteWriter,

@@ -38,15 +38,24 @@ from typing import Any
 
 from desk.checks import KeptChecks
 from desk.findings import Finding
-from desk.gitblobs import blob_id, clean_blobs
+from desk.gitblobs import CleanFiles, blob_id, clean_blobs
 from desk.history import UrlHistory, read_history_file
 from desk.keys import KeyCache, SiteIds
 from desk.listing import ContentListing
 from desk.loader import ContentChanged, LoadedStory
 from desk.render.context import Recall
-from desk.state import SUFFIX, FileRecord, SavedState, Stat, read_state, write_state
+from desk.state import (
+    SUFFIX,
+    FileRecord,
+    SavedState,
+    Stat,
+    packed_stat,
+    read_state,
+    stat_values,
+    write_state,
+)
 from desk.urls import URL_HISTORY, relative_file
-from desk.writer import site_id_of
+from desk.writer import site_id_of, spare_path
 
 Inspected = tuple[LoadedStory | None, tuple[Finding, ...]]
 
@@ -88,7 +97,7 @@ class BuildCache:
         """The state saved for an output folder (empty when none or unreadable)."""
         where = hashlib.sha256(str(out_dir.resolve()).encode()).hexdigest()[:12]
         file = cache_dir / f"{out_dir.name}-{where}{SUFFIX}"
-        return cls(read_state(file), file)
+        return cls(read_state(file, spare=spare_path(out_dir).is_dir()), file)
 
     def save(self) -> None:
         """Write the state for the next process (atomically); a failure only costs time."""
@@ -133,7 +142,7 @@ def file_stat(path: str) -> Stat | None:
         st = os.stat(path)
     except OSError:
         return None
-    return (st.st_mtime_ns, st.st_size, st.st_ino)
+    return packed_stat(st.st_mtime_ns, st.st_size, st.st_ino)
 
 
 class InspectionCache:
@@ -145,7 +154,7 @@ class InspectionCache:
         self._state = state
         self._changed = changed
         self._content = content
-        self._blobs: dict[str, str] | None = None
+        self._clean: CleanFiles | None = None
         if state.check_key != check_key:
             state.inspected.clear()
             state.check_key = check_key
@@ -193,19 +202,19 @@ class InspectionCache:
         holds unchanged, of the same size; else its digest, read."""
         if known.story is None:
             return None
-        if (known.blob and stat[1] == known.stat[1]
-                and self._git_blobs().get(path) == known.blob):
+        if (known.blob and stat_values(stat)[1] == stat_values(known.stat)[1]
+                and self._git_clean().holds(path, known.blob)):
             return known.blob
         data = _bytes_of(path)
         if data is None or hashlib.sha256(data).hexdigest() != known.story.digest:
             return None
         return blob_id(data)
 
-    def _git_blobs(self) -> dict[str, str]:
-        """The blob ids of the content files git holds unchanged (asked once)."""
-        if self._blobs is None:
-            self._blobs = clean_blobs(self._content) if self._content is not None else {}
-        return self._blobs
+    def _git_clean(self) -> CleanFiles:
+        """The content files git holds unchanged, with their blob ids (asked once)."""
+        if self._clean is None:
+            self._clean = CleanFiles(clean_blobs(self._content) if self._content else ())
+        return self._clean
 
 
 def _bytes_of(path: str) -> bytes | None:

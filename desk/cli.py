@@ -35,7 +35,7 @@ from desk.config import (
     load_deploy_config,
 )
 from desk.findings import Finding
-from desk.heap import frozen_heap
+from desk.heap import frozen_heap, large_blocks_returned
 from desk.history import UrlHistory, read_history_file
 from desk.holdback import HeldStory
 from desk.inspection import inspect_content
@@ -43,7 +43,6 @@ from desk.linkcheck import check_links
 from desk.parallel import MAX_JOBS, default_jobs, fork_safe
 from desk.report import report_data, report_markdown, size_line
 from desk.scaffold import ScaffoldError, scaffold
-from desk.serve import DevServer, ServeError
 from desk.target import ChangesOnly, FreshStaging, RecycledSpare, Target
 
 QUIET, NORMAL, VERBOSE = -1, 0, 1
@@ -127,6 +126,7 @@ def main() -> None:
     Start a site with `desk init DIR`, preview it with `desk serve`, publish with
     `desk build`.
     """
+    large_blocks_returned()
 
 
 @main.command("build")
@@ -402,6 +402,9 @@ def serve_command(content: Path | None, host: str, port: int, now: datetime | No
                   future: bool, open_browser: bool, config_file: Path | None, quiet: bool,
                   verbose: bool) -> None:
     """Serve a live preview that rebuilds and reloads open pages on every save."""
+    # Imported here: a build would hold the preview server's modules (about 6 MB) for nothing.
+    from desk.serve import DevServer, ServeError
+
     level = verbosity(quiet, verbose)
 
     def load(base_url: str) -> Config:

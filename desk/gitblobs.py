@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import os
 import subprocess
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 # git's mode of a regular file, executable or not (symlinks and submodules are others).
@@ -34,19 +35,18 @@ def blob_id(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\x00" % len(data) + data, usedforsecurity=False).hexdigest()
 
 
-def clean_blobs(folder: Path) -> dict[str, str]:
-    """The blob id of every tracked regular file below `folder` that git holds unchanged
-    from its index, by path (`folder` joined with the path below it, as the loader names
-    files); empty when git cannot tell."""
+def clean_blobs(folder: Path) -> Iterator[tuple[str, str]]:
+    """Each tracked regular file below `folder` that git holds unchanged from its index,
+    with its blob id: (`folder` joined with the path below it, as the loader names files,
+    blob id); none when git cannot tell."""
     # -v tags each entry: "H" is a plain cached file; others (assume-unchanged,
     # skip-worktree) are files whose changes git does not look for.
     listed = _git(folder, "ls-files", "--stage", "-v", "-z")
     modified = _git(folder, "ls-files", "--modified", "-z")
     if listed is None or modified is None:
-        return {}
+        return
     dirty = set(modified.split(b"\x00"))
     prefix = os.fsencode(folder)
-    blobs: dict[str, str] = {}
     for entry in listed.split(b"\x00"):
         meta, tab, name = entry.partition(b"\t")
         fields = meta.split(b" ")
@@ -54,8 +54,26 @@ def clean_blobs(folder: Path) -> dict[str, str]:
         if (not tab or len(fields) != 4 or fields[0] != b"H" or fields[1] not in _REGULAR
                 or fields[3] != b"0" or len(fields[2]) != 40 or name in dirty):
             continue
-        blobs[os.fsdecode(os.path.join(prefix, name))] = fields[2].decode("ascii")
-    return blobs
+        yield os.fsdecode(os.path.join(prefix, name)), fields[2].decode("ascii")
+
+
+class CleanFiles:
+    """The files git holds unchanged, each held as one number made from its path and
+    blob id: a set of them is a third of the size of a mapping of paths to blob ids (a
+    fresh runner's build holds one for every story file while it inspects them)."""
+
+    def __init__(self, files: Iterable[tuple[str, str]]) -> None:
+        self._held = frozenset(_file_number(path, blob) for path, blob in files)
+
+    def holds(self, path: str, blob: str) -> bool:
+        """Whether git holds the file at `path` unchanged with the bytes of this blob."""
+        return _file_number(path, blob) in self._held
+
+
+def _file_number(path: str, blob: str) -> int:
+    # 128 bits of a cryptographic hash: no two files' numbers meet by chance or design.
+    named = f"{path}\x00{blob}".encode(errors="surrogateescape")
+    return int.from_bytes(hashlib.blake2b(named, digest_size=16).digest())
 
 
 def _git(folder: Path, *args: str) -> bytes | None:

@@ -1,4 +1,5 @@
-"""How a build keeps Python's cyclic garbage collector off the objects it holds.
+"""How desk keeps its process's heap lean: the cyclic garbage collector off the objects
+a build holds, and the C allocator giving large blocks back when they are freed.
 
 A build makes no reference cycles worth collecting (reference counting frees what it
 drops), while the collector's scans of the tens of thousands of objects a large site
@@ -8,8 +9,31 @@ keeps alive cost up to a third of a rebuild, and as much again as reading the sa
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import gc
 from collections.abc import Iterator
+
+# glibc's mallopt parameter for the size from which a block is mapped on its own.
+_M_MMAP_THRESHOLD = -3
+# Its default: blocks from 128 KiB are mapped on their own, and unmapped when freed.
+_LARGE_BLOCK = 128 * 1024
+
+
+def large_blocks_returned() -> None:
+    """Have the C allocator give every large block (a table of an archive-sized dict or
+    set, a page's bytes) back to the system when it is freed, as it does at first.
+
+    glibc raises that threshold each time it frees such a block, so later ones come from
+    its heap and stay resident once freed: a build that makes and drops archive-sized
+    tables stage after stage grows by tens of MB it no longer uses (at 100,000 stories an
+    hourly build peaked at about 340 MB instead of 290). Setting the threshold keeps it
+    fixed. Without glibc's mallopt (another C library, another system): nothing to do."""
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        return
+    mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
+    mallopt(_M_MMAP_THRESHOLD, _LARGE_BLOCK)
 
 
 @contextlib.contextmanager

@@ -67,11 +67,14 @@ class UrlHistory:
             owners[path] = story_id
         return UrlHistory({k: tuple(v) for k, v in sorted(lists.items()) if v})
 
-    def to_json(self) -> dict[str, tuple[str, ...]]:
-        """The JSON form of the history (ids in order; a tuple is a JSON array)."""
+    def to_json(self) -> Mapping[str, tuple[str, ...]]:
+        """The JSON form of the history (ids in order; a tuple is a JSON array): not to
+        be changed, as it may be the history's own mapping."""
         urls = self.urls
-        # Already in order as made (not copied when so: an archive's worth).
-        return dict(urls) if _in_order(urls) else dict(sorted(urls.items()))
+        # As made it is a dict in order: itself, not a copy of an archive's worth.
+        if type(urls) is dict and _in_order(urls):
+            return urls
+        return dict(sorted(urls.items()))
 
 
 def redirects(history: UrlHistory, current: Mapping[str, str],

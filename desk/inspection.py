@@ -34,6 +34,7 @@ from desk.loader import (
     parse_story_file,
 )
 from desk.parallel import map_forked
+from desk.state import Stat
 
 # Below this many files to parse, forking costs more than it saves.
 PARALLEL_MIN_FILES = 200
@@ -126,7 +127,7 @@ def _inspect_files(paths: list[str], config: Config, cache: InspectionCache | No
     """Each file's inspection: recalled when unchanged, else done (forked when many);
     the stories parsed in this process are kept in `parsed` when they are few."""
     results: dict[str, Inspected] = {}
-    todo: list[tuple[str, tuple[int, int, int] | None]] = []
+    todo: list[tuple[str, Stat | None]] = []
     for path in paths:
         known = cache.unchanged(path) if cache is not None else None
         if known is not None:

@@ -8,6 +8,7 @@ what this build did; the writer does the keeping.
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from typing import Protocol
 
 from desk import keys
@@ -70,6 +71,33 @@ class Ledger:
         whole archive's files at once only in a build that renders it all)."""
         return {f for unit in self._rendered for f in self.units[unit].files}
 
+    def keys(self) -> UnitField:
+        """Each recorded unit's key, by unit: a view, not a copy."""
+        return UnitField(self.units, "key")
+
+    def json_digests(self) -> UnitField:
+        """Each recorded unit's index.json digest ("" if none), by unit: a view."""
+        return UnitField(self.units, "json_digest")
+
     def site_id(self) -> str:
         """A deterministic id of what was built (same input, same id)."""
         return keys.site_id((k, u.key) for k, u in self.units.items())
+
+
+class UnitField(Mapping[str, str]):
+    """One field of the units a ledger records, by unit: what the pages around the
+    stories ask of each story, without a second mapping as large as the archive."""
+
+    def __init__(self, units: Mapping[str, UnitRecord], name: str) -> None:
+        self._units = units
+        self._name = name
+
+    def __getitem__(self, unit: str) -> str:
+        value: str = getattr(self._units[unit], self._name)
+        return value
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._units)
+
+    def __len__(self) -> int:
+        return len(self._units)

@@ -32,7 +32,7 @@ import re
 import secrets
 import sqlite3
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -52,7 +52,21 @@ STATE_VERSION = 9
 MAX_SAVED = 20
 SUFFIX = ".sqlite"
 
-Stat = tuple[int, int, int]
+# A file's stat values that change whenever its bytes do (mtime in ns, size, inode),
+# packed in one int: a tuple of three ints is three times its size, and the state holds
+# one for every story file.
+Stat = int
+_FIELD = (1 << 64) - 1
+
+
+def packed_stat(mtime_ns: int, size: int, ino: int) -> Stat:
+    """The three values in one (a negative mtime included; size and inode fit in 64 bits)."""
+    return (mtime_ns << 128) | ((size & _FIELD) << 64) | (ino & _FIELD)
+
+
+def stat_values(stat: Stat) -> tuple[int, int, int]:
+    """mtime in ns, size and inode, as packed."""
+    return stat >> 128, (stat >> 64) & _FIELD, stat & _FIELD
 
 _SCHEMA = """
 CREATE TABLE meta (name TEXT PRIMARY KEY, value BLOB NOT NULL);
@@ -151,12 +165,12 @@ class FileRecord:
 @dataclass(frozen=True)
 class Stored:
     """What the state's file held when this state was read or last written: the
-    generation token, the paths of its inspections (each record says whether it changed
-    since: `FileRecord.origin`) and its units (as objects), to write only what changed."""
+    generation token and its units (as objects), to write only what changed. Each
+    inspection says whether it changed since (`FileRecord.origin`); the file's own list
+    of them says which were dropped."""
 
     file: Path
     generation: str
-    inspected: frozenset[str]
     units: Mapping[str, UnitRecord]
 
 
@@ -206,8 +220,10 @@ class SavedState:
 
 # ---------------------------------------------------------------- reading
 
-def read_state(path: Path) -> SavedState:
-    """A saved state, or an empty one if there is none or it is unreadable.
+def read_state(path: Path, spare: bool = True) -> SavedState:
+    """A saved state, or an empty one if there is none or it is unreadable; without what
+    it knows of the spare folder unless `spare` (when there is no such folder, it is of
+    no use, and after a change to desk's code it is as large as the site's own units).
 
     The state's file stays open while its stories' texts may be read from it (see
     StateTexts)."""
@@ -217,7 +233,7 @@ def read_state(path: Path) -> SavedState:
         db: sqlite3.Connection | None = None
         try:
             db = _connect(path, readonly=True)
-            return _read_state(db, path)
+            return _read_state(db, path, spare)
         except (sqlite3.Error, OSError, ValueError, KeyError, TypeError, IndexError,
                 AttributeError):
             if db is not None:
@@ -225,8 +241,9 @@ def read_state(path: Path) -> SavedState:
             return SavedState()
 
 
-def _read_state(db: sqlite3.Connection, path: Path) -> SavedState:
-    meta = {name: orjson.loads(value) for name, value in db.execute("SELECT * FROM meta")}
+def _read_state(db: sqlite3.Connection, path: Path, spare: bool) -> SavedState:
+    meta = {name: orjson.loads(value) for name, value in db.execute("SELECT * FROM meta")
+            if spare or name != "spare"}
     if meta.get("version") != STATE_VERSION:
         raise ValueError("another version")
     texts = StateTexts(db, path)
@@ -244,17 +261,17 @@ def _read_state(db: sqlite3.Connection, path: Path) -> SavedState:
     state = SavedState(site_id=str(meta["site_id"]), units=units,
                        loose=_files_from_json("/", meta["loose"]),
                        check_key=str(meta["check_key"]), inspected=inspected,
-                       spare=_spare_from_json(meta["spare"], units),
+                       spare=_spare_from_json(meta["spare"], units) if spare else None,
                        history=None if history is None else history_from_json(
                            history, shared=shared),
                        search=_search_from_json(meta["search"]))
-    state.stored = Stored(path, str(meta["generation"]), frozenset(inspected), units)
+    state.stored = Stored(path, str(meta["generation"]), units)
     return state
 
 
 def _file_record(row: Any, texts: StateTexts) -> FileRecord:
     path, mtime, size, ino, blob, story, findings = row
-    return FileRecord((int(mtime), int(size), int(ino)),
+    return FileRecord(packed_stat(int(mtime), int(size), int(ino)),
                       None if story is None else _story_from_json(path, orjson.loads(story),
                                                                    texts),
                       () if findings is None else
@@ -354,7 +371,10 @@ def write_state(state: SavedState, path: Path) -> None:
     generation = secrets.token_hex(8)
     if not _write_difference(state, path, generation):
         _write_whole(state, path, generation)
-    state.stored = Stored(path, generation, frozenset(state.inspected), state.units)
+    state.stored = Stored(path, generation, state.units)
+    for record in state.inspected.values():  # all in the file as they are now
+        if record.origin != STORED:
+            record.placed(STORED)
     _prune(path.parent, keep=path)
 
 
@@ -369,7 +389,7 @@ def _write_difference(state: SavedState, path: Path, generation: str) -> bool:
             if row is None or orjson.loads(row[0]) != stored.generation:
                 db.rollback()
                 return False
-            _write_inspected(db, state.inspected, stored.inspected)
+            _write_inspected(db, state.inspected, whole=False)
             _write_units(db, state.units, stored.units)
             _write_meta(db, state, generation)
     except (sqlite3.Error, OSError):
@@ -389,29 +409,32 @@ def _write_whole(state: SavedState, path: Path, generation: str) -> None:
         for statement in _SCHEMA.split(";"):
             if statement.strip():
                 db.execute(statement)
-        _write_inspected(db, state.inspected, frozenset())
+        _write_inspected(db, state.inspected, whole=True)
         _write_units(db, state.units, {})
         _write_meta(db, state, generation)
     os.replace(temporary, path)
 
 
 def _write_inspected(db: sqlite3.Connection, records: dict[str, FileRecord],
-                     before: frozenset[str]) -> None:
-    """The rows of the inspections, where the file holds `before` (its rows' paths)."""
+                     whole: bool) -> None:
+    """The rows of the inspections: every one into a new file (`whole`), else what
+    changed since the file was read or written."""
     # Rows are made as they are written: a whole archive's at once would be its size again.
     db.executemany("UPDATE inspected SET mtime = ?, size = ?, ino = ?, blob = ? "
-                   "WHERE path = ?", ((*record.stat, record.blob, path)
+                   "WHERE path = ?", ((*stat_values(record.stat), record.blob, path)
                                       for path, record in records.items()
-                                      if record.origin == RESTATED and path in before))
+                                      if record.origin == RESTATED and not whole))
     lost: list[str] = []
     db.executemany("INSERT OR REPLACE INTO inspected VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                    (row for path, record in records.items()
-                    if (record.origin == NEW or path not in before)
+                    if (record.origin == NEW or whole)
                     and (row := _file_row(path, record, lost)) is not None))
     for path in lost:  # an inspection is a cache: the file is inspected again next time
         del records[path]
-    db.executemany("DELETE FROM inspected WHERE path = ?",
-                   [(p,) for p in before if p not in records])
+    if not whole:  # the file's list, not one held beside the records: an archive's size
+        db.executemany("DELETE FROM inspected WHERE path = ?",
+                       [row for row in db.execute("SELECT path FROM inspected")
+                        if row[0] not in records])
 
 
 def _file_row(path: str, record: FileRecord, lost: list[str]) -> tuple[Any, ...] | None:
@@ -426,7 +449,7 @@ def _file_row(path: str, record: FileRecord, lost: list[str]) -> tuple[Any, ...]
             return None
     findings = (orjson.dumps([_finding_to_json(f) for f in record.findings])
                 if record.findings else None)
-    return (path, *record.stat, record.blob, story, texts, findings)
+    return (path, *stat_values(record.stat), record.blob, story, texts, findings)
 
 
 def _write_units(db: sqlite3.Connection, units: Mapping[str, UnitRecord],
@@ -443,24 +466,26 @@ def _same_record(old: UnitRecord | None, new: UnitRecord) -> bool:
 
 def _write_meta(db: sqlite3.Connection, state: SavedState, generation: str) -> None:
     spare = state.spare or Spare("", {}, ())
-    meta = {
-        "version": STATE_VERSION,
-        "generation": generation,
-        "counts": [len(state.inspected), len(state.units)],
-        "site_id": state.site_id,
-        "check_key": state.check_key,
-        "loose": list(state.loose),
-        "history": state.history.to_json() if state.history is not None else None,
-        "search": {name: " ".join(tokens) for name, tokens in state.search.items()},
+    history = state.history
+    meta: dict[str, Callable[[], Any]] = {
+        "version": lambda: STATE_VERSION,
+        "generation": lambda: generation,
+        "counts": lambda: [len(state.inspected), len(state.units)],
+        "site_id": lambda: state.site_id,
+        "check_key": lambda: state.check_key,
+        "loose": lambda: list(state.loose),
+        "history": lambda: history.to_json() if history is not None else None,
+        "search": lambda: {name: " ".join(tokens) for name, tokens in state.search.items()},
         # The spare's units, as far as they differ from the current ones (most do not).
-        "spare": {"site_id": spare.site_id, "loose": list(spare.loose),
-                  "units": {k: [u.key, _files_to_json(k, u)]
-                            for k, u in spare.units.items()
-                            if k not in state.units or not _same_unit(state.units[k], u)},
-                  "absent": [k for k in state.units if k not in spare.units]},
+        "spare": lambda: {
+            "site_id": spare.site_id, "loose": list(spare.loose),
+            "units": {k: [u.key, _files_to_json(k, u)] for k, u in spare.units.items()
+                      if k not in state.units or not _same_unit(state.units[k], u)},
+            "absent": [k for k in state.units if k not in spare.units]},
     }
-    db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)",
-                   [(name, orjson.dumps(value)) for name, value in meta.items()])
+    for name, value in meta.items():
+        # Made and written one at a time: the history is as large as the archive.
+        db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (name, orjson.dumps(value())))
 
 
 def _connect(path: Path, readonly: bool) -> sqlite3.Connection:

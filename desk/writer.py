@@ -239,16 +239,25 @@ class StagedFiles:
         usual = self.folders.items()
         for name in sorted({name for count in self.folders.values()
                             for name in urls.USUAL_FILES[count]}):
-            # Sorted as their files' names: a folder's own files may sort after a subfolder's.
-            folders = sorted((f for f, count in usual if name in urls.USUAL_FILES[count]),
-                             key=lambda folder: folder[1:] + name)  # noqa: B023 (used at once)
+            folders = sorted(f for f, count in usual if name in urls.USUAL_FILES[count])
             streams.append(_files_named(folders, name))
         return heapq.merge(*streams)
 
 
 def _files_named(folders: list[str], name: str) -> Iterator[str]:
-    """The file of this name in each folder, made one at a time."""
-    return (folder[1:] + name for folder in folders)
+    """The file of this name in each folder (sorted), made one at a time, in the order of
+    the files' names. That is the folders' order but for a folder with subfolders: its
+    file goes after those of the subfolders whose rest sorts before `name` ("a/b/x" before
+    "a/x"). Sorting by the files' names instead would make them all at once."""
+    waiting: list[str] = []  # folders whose file is not out yet, each inside the last
+    for folder in folders:
+        # Subfolders of a folder follow it, together: those before `folder` are done.
+        while waiting and (not folder.startswith(waiting[-1])
+                           or folder[len(waiting[-1]):] > name):
+            yield waiting.pop()[1:] + name
+        waiting.append(folder)
+    while waiting:
+        yield waiting.pop()[1:] + name
 
 
 class Staging:

@@ -20,9 +20,10 @@ from desk.build import build
 from desk.cache import BuildCache, FileRecord, InspectionCache, file_stat
 from desk.catalog import Clock
 from desk.config import Config, load_config
-from desk.gitblobs import blob_id, clean_blobs
+from desk.gitblobs import CleanFiles, blob_id, clean_blobs
 from desk.history import UrlHistory, read_history_file
 from desk.keys import check_key
+from desk.state import packed_stat, stat_values
 
 NOW = datetime(2026, 11, 11, tzinfo=UTC)
 
@@ -88,12 +89,12 @@ def test_clean_blobs_name_only_the_files_git_holds_unchanged(tmp_path: Path) -> 
         (stories / f"{name}.json").write_text("{}\n")
     (stories / "untracked.json").write_text("{}\n")
 
-    blobs = clean_blobs(content)
+    blobs = dict(clean_blobs(content))
     assert sorted(blobs) == [str(stories / "clean.json"), str(stories / "executable.json")]
     for path, blob in blobs.items():
         assert blob == blob_id(Path(path).read_bytes())
         assert blob == git(content, "hash-object", path).strip()
-    assert clean_blobs(tmp_path / "nowhere") == {}
+    assert list(clean_blobs(tmp_path / "nowhere")) == []
     other = tmp_path / "other"
     (other / "stories").mkdir(parents=True)
     (other / "stories/clean.json").write_text("{}\n")  # same name, other bytes
@@ -101,10 +102,16 @@ def test_clean_blobs_name_only_the_files_git_holds_unchanged(tmp_path: Path) -> 
     with pytest.MonkeyPatch.context() as env:  # git pointed at another repository
         env.setenv("GIT_DIR", str(other / ".git"))
         env.setenv("GIT_WORK_TREE", str(other))
-        assert clean_blobs(content) == blobs
+        assert dict(clean_blobs(content)) == blobs
     outside = tmp_path / "outside"
     shutil.copytree(content, outside, ignore=shutil.ignore_patterns(".git"), symlinks=True)
-    assert clean_blobs(outside / "stories") == {}
+    assert list(clean_blobs(outside / "stories")) == []
+    clean = CleanFiles(blobs.items())
+    for path, blob in blobs.items():
+        assert clean.holds(path, blob)
+        assert not clean.holds(path, "0" * 40)  # other bytes at that path
+    # An edited file is not held, not even with the blob id its commit gave it.
+    assert not clean.holds(str(stories / "edited.json"), blob_id(b'{"name": "edited"}\n'))
 
 
 def test_a_blob_id_vouches_only_for_a_file_git_holds_unchanged(tmp_path: Path) -> None:
@@ -150,9 +157,9 @@ def test_a_record_with_another_blob_or_size_is_not_recalled(tmp_path: Path) -> N
     wrong = dataclasses.replace(known.story, digest="0" * 64)
     stat = file_stat(path)
     assert stat is not None
+    mtime, size, ino = stat_values(known.stat)
     for record in (FileRecord(known.stat, wrong, (), "f" * 40),
-                   FileRecord((known.stat[0], known.stat[1] + 1, known.stat[2]), wrong, (),
-                              known.blob)):
+                   FileRecord(packed_stat(mtime, size + 1, ino), wrong, (), known.blob)):
         cache.state.inspected[path] = record
         assert InspectionCache(cache.state, check_key(config), content=content).recall(
             path, stat) is None

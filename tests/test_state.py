@@ -11,18 +11,29 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from savedstate import state_files
 from storygen import REPO, make_corpus, make_story
 
 from desk.build import build
+from desk.cache import BuildCache
 from desk.catalog import Clock
 from desk.config import load_config
 from desk.findings import Finding
 from desk.history import UrlHistory
 from desk.loader import ContentChanged, LoadedStory, StoredTexts, Texts
 from desk.models import Story
-from desk.state import FileRecord, SavedState, UnitRecord, read_state, write_state
-from desk.writer import Spare
+from desk.state import (
+    FileRecord,
+    SavedState,
+    UnitRecord,
+    packed_stat,
+    read_state,
+    stat_values,
+    write_state,
+)
+from desk.writer import Spare, spare_path
 
 NOW = datetime(2026, 11, 11, tzinfo=UTC)
 
@@ -30,7 +41,7 @@ NOW = datetime(2026, 11, 11, tzinfo=UTC)
 def record(n: int, stat: int = 1, findings: tuple[Finding, ...] = ()) -> FileRecord:
     story = Story.model_validate(make_story(n))
     path = f"content/stories/story-{n}.json"
-    return FileRecord((stat, 100 + n, 7 + n), LoadedStory.of(path, story, f"{n:064x}", "b" * 40),
+    return FileRecord(packed_stat(stat, 100 + n, 7 + n), LoadedStory.of(path, story, f"{n:064x}", "b" * 40),
                       findings, "b" * 40)
 
 
@@ -51,7 +62,7 @@ def a_state() -> SavedState:
                                    for n in range(6)]},
                        history=UrlHistory({"1": ("/stories/2026-11-09/a/",)}),
                        search={"s-0123456789abcdef": ("a", "b")})
-    state.inspected["content/stories/broken.json"] = FileRecord((1, 2, 3), None, (problem,))
+    state.inspected["content/stories/broken.json"] = FileRecord(packed_stat(1, 2, 3), None, (problem,))
     state.spare = Spare("s-0", {**units, "/old/": UnitRecord("o", ("old/index.html",))},
                         ("robots.txt",))
     return state
@@ -83,7 +94,7 @@ def test_the_difference_from_the_state_read_is_what_is_written(tmp_path: Path) -
     state = read_state(file)
     for n in (1, 2):  # touched, not changed (a fresh checkout)
         path = f"content/stories/story-{n}.json"
-        state.inspected[path] = state.inspected[path].restated((9, 9, n), "c" * 40)
+        state.inspected[path] = state.inspected[path].restated(packed_stat(9, 9, n), "c" * 40)
     new = record(3, stat=5)  # changed: its findings are gone
     state.inspected[new.story.path] = new  # type: ignore[union-attr]
     state.inspected[record(8).story.path] = record(8)  # type: ignore[union-attr]
@@ -99,6 +110,27 @@ def test_the_difference_from_the_state_read_is_what_is_written(tmp_path: Path) -
     assert again.inspected["content/stories/story-3.json"].findings == ()
     write_state(again, file)  # nothing changed since it was read
     assert same(read_state(file), state)
+
+
+def test_a_state_written_again_rewrites_only_what_changed_since(tmp_path: Path) -> None:
+    """As desk serve writes one state after every save: what a write put in the file is
+    not written again by the next (each row is marked, and a row written again loses
+    its mark)."""
+    file, state = tmp_path / "s.sqlite", a_state()
+    write_state(state, file)  # whole: every record was new
+    with sqlite3.connect(file) as db:
+        db.execute("UPDATE inspected SET findings = 'marked'")
+    db.close()
+    path = "content/stories/story-2.json"
+    state.inspected[path] = state.inspected[path].restated(packed_stat(9, 9, 9), "c" * 40)
+    state.inspected[record(7).story.path] = record(7, stat=3)  # type: ignore[union-attr]
+    write_state(state, file)
+    with sqlite3.connect(file) as db:
+        unmarked = {p for p, f in db.execute("SELECT path, findings FROM inspected")
+                    if f != "marked"}
+    db.close()
+    # The restated record is updated in place (its stat and blob id only).
+    assert unmarked == {"content/stories/story-7.json"}
 
 
 def test_a_file_written_since_the_state_was_read_is_written_whole(tmp_path: Path) -> None:
@@ -190,3 +222,26 @@ def test_the_state_forgets_files_no_longer_in_the_content(tmp_path: Path) -> Non
     assert build(config, Clock(NOW)).ok
     kept = read_state(state_file).inspected
     assert len(kept) == 3 and gone not in kept
+
+
+@given(st.integers(-(2**63), 2**63 - 1), st.integers(0, 2**64 - 1), st.integers(0, 2**64 - 1))
+def test_a_stat_packed_in_one_int_unpacks_to_its_values(mtime: int, size: int, ino: int) -> None:
+    # One int per story file in memory; the inspection compares them whole.
+    assert stat_values(packed_stat(mtime, size, ino)) == (mtime, size, ino)
+
+
+def test_a_state_read_for_a_site_with_no_spare_folder_leaves_the_spare_out(
+        tmp_path: Path) -> None:
+    # A fresh runner has no spare folder: what the state knows of one is not read.
+    file = tmp_path / "s.sqlite"
+    write_state(a_state(), file)
+    whole, without = read_state(file), read_state(file, spare=False)
+    assert whole.spare is not None and without.spare is None
+    assert dataclasses.replace(without, spare=None) == dataclasses.replace(whole, spare=None)
+    out_dir, cache_dir = tmp_path / "public", tmp_path / "cache"
+    file = BuildCache.saved_for(cache_dir, out_dir).file
+    assert file is not None
+    write_state(a_state(), file)
+    assert BuildCache.saved_for(cache_dir, out_dir).state.spare is None
+    spare_path(out_dir).mkdir()
+    assert BuildCache.saved_for(cache_dir, out_dir).state.spare is not None
