@@ -103,7 +103,8 @@ class BuildCache:
         """Write the state for the next process (atomically); a failure only costs time."""
         if self.file is None:
             return
-        # ContentChanged: texts left in the state's file that another build changed.
+        # ContentChanged: texts or digests left in the state's file that another build
+        # changed since (see desk.state.StateFile).
         with contextlib.suppress(OSError, ContentChanged):
             write_state(self.state, self.file)
 

@@ -14,7 +14,8 @@ What it holds (see desk.cache for how builds use it):
 The file is an SQLite database, one row per inspected file and per unit. Read row by
 row, it never holds the whole archive twice in memory (a JSON document is parsed whole
 before a record can be made of it), and the stories' texts stay in it until a page shows
-them (StateTexts): an hourly build holds little more than what orders and keys them.
+them, as do the units' index.json digests until a list shows them (StateFile): an
+hourly build holds little more than what orders and keys them.
 Written as the difference from what was read: an hourly build rewrites the rows of the
 stories it touched (and, after a fresh checkout, every file's stat), not the archive. A
 generation token guards the difference: when the file on disk is not the one this state
@@ -83,11 +84,12 @@ class UnitRecord:
 
     Held for every unit of the site, so kept small: the files of a unit that has the
     usual ones in its folder (a story's three, a list page's two) are not spelled out
-    but made from the folder when asked for (`UnitRecord.of`)."""
+    but made from the folder when asked for (`UnitRecord.of`), and the digest of such a
+    unit read back with the state is left in the state's file until asked for."""
 
-    __slots__ = ("key", "json_digest", "_files", "_folder")
+    __slots__ = ("key", "_digest", "_files", "_folder")
     key: str
-    json_digest: str
+    _digest: str | StateFile
     _files: tuple[str, ...] | int
     _folder: str
 
@@ -96,20 +98,33 @@ class UnitRecord:
         # Immutable: set once here, through object.__setattr__ (see __setattr__).
         setattr_ = object.__setattr__
         setattr_(self, "key", key)
-        setattr_(self, "json_digest", json_digest)
+        setattr_(self, "_digest", json_digest)
         setattr_(self, "_files", files)
         setattr_(self, "_folder", folder)
 
     @classmethod
     def of(cls, unit_id: str, key: str, files: tuple[str, ...] | int,
-           json_digest: str = "") -> UnitRecord:
+           json_digest: str | StateFile = "") -> UnitRecord:
         """The record of a unit (`files`: its files, or the count of its usual ones,
-        which checks that the unit is a site folder: raises ValueError if not)."""
+        which checks that the unit is a site folder: raises ValueError if not;
+        `json_digest`: the digest, or the state's file that holds it, for a unit of
+        usual files)."""
         if isinstance(files, int):
             _check_usual(unit_id, files)  # made into names only when asked for
-            return cls(key, files, json_digest, unit_id)
-        count = usual_count(unit_id, files)
-        return cls(key, count, json_digest, unit_id) if count else cls(key, files, json_digest)
+            record = cls(key, files, "", unit_id)
+        else:
+            count = usual_count(unit_id, files)
+            if not count:
+                return cls(key, files, _digest_of(unit_id, key, json_digest))
+            record = cls(key, count, "", unit_id)
+        object.__setattr__(record, "_digest", json_digest)
+        return record
+
+    @property
+    def json_digest(self) -> str:
+        """The sha256 of the unit's index.json ("" when it has none)."""
+        digest = self._digest
+        return digest if isinstance(digest, str) else digest.json_digest(self._folder, self.key)
 
     @property
     def files(self) -> tuple[str, ...]:
@@ -127,7 +142,7 @@ class UnitRecord:
                 and self.json_digest == other.json_digest and self.files == other.files)
 
     def __hash__(self) -> int:
-        return hash((self.key, self.json_digest))
+        return hash(self.key)
 
     def __repr__(self) -> str:
         return f"UnitRecord({self.key!r}, {self.files!r}, {self.json_digest!r})"
@@ -226,7 +241,7 @@ def read_state(path: Path, spare: bool = True) -> SavedState:
     no use, and after a change to desk's code it is as large as the site's own units).
 
     The state's file stays open while its stories' texts may be read from it (see
-    StateTexts)."""
+    StateFile)."""
     if not path.is_file():
         return SavedState()
     with collector_paused():
@@ -246,15 +261,18 @@ def _read_state(db: sqlite3.Connection, path: Path, spare: bool) -> SavedState:
             if spare or name != "spare"}
     if meta.get("version") != STATE_VERSION:
         raise ValueError("another version")
-    texts = StateTexts(db, path)
-    inspected = {row[0]: _file_record(row, texts) for row in db.execute(
+    source = StateFile(db, path)
+    inspected = {row[0]: _file_record(row, source) for row in db.execute(
         "SELECT path, mtime, size, ino, blob, story, findings FROM inspected")}
     # One string in memory for each story's URL path and id, which the units and the
     # URL history name again.
     shared = {text: text for record in inspected.values() if record.story is not None
               for text in (record.story.url_path, record.story.summary.id)}
-    units = {(unit_id := shared.get(row[0], row[0])): _unit_record(unit_id, *row[1:])
-             for row in db.execute("SELECT * FROM units")}
+    # A unit's index.json digest stays in the file (see StateFile).
+    units = {(unit_id := shared.get(unit, unit)):
+             _unit_record(unit_id, key, files, "" if no_digest else source)
+             for unit, key, files, no_digest in db.execute(
+                 "SELECT id, key, files, json_digest = '' FROM units")}
     if [len(inspected), len(units)] != meta["counts"]:
         raise ValueError("rows are missing")  # a file cut short
     history = meta["history"]
@@ -269,7 +287,7 @@ def _read_state(db: sqlite3.Connection, path: Path, spare: bool) -> SavedState:
     return state
 
 
-def _file_record(row: Any, texts: StateTexts) -> FileRecord:
+def _file_record(row: Any, texts: StateFile) -> FileRecord:
     path, mtime, size, ino, blob, story, findings = row
     return FileRecord(packed_stat(int(mtime), int(size), int(ino)),
                       None if story is None else _story_from_json(path, orjson.loads(story),
@@ -278,14 +296,16 @@ def _file_record(row: Any, texts: StateTexts) -> FileRecord:
                       tuple(Finding(*f) for f in orjson.loads(findings)), str(blob)).placed(STORED)
 
 
-class StateTexts:
-    """The texts of the inspected stories (headline, dek...), read from the state's file
-    when a page shows them instead of held for the whole archive.
+class StateFile:
+    """The state's file, for what a build leaves in it until a page shows it instead of
+    holding it for the whole archive: the texts of the inspected stories (headline,
+    dek...) and the index.json digests of the units.
 
     It reads through the connection the state was read with, which sees that file even
     when a later build replaces it; a forked process opens its own (a connection must
-    not cross a fork). Texts whose story's digest is not the one inspected mean the file
-    was changed by another build meanwhile: ContentChanged, as for a story file."""
+    not cross a fork). Texts whose story's digest is not the one inspected, or a unit
+    not under the key it was read with, mean the file was changed by another build
+    meanwhile: ContentChanged, as for a story file."""
 
     # The texts most recently read, so a page reading several of one story's reads once.
     RECENT = 64
@@ -301,13 +321,7 @@ class StateTexts:
         found = self._recent.get((path, digest))
         if found is not None:
             return found
-        if self._pid != os.getpid():
-            self._db, self._pid = _connect(self._file, readonly=True), os.getpid()
-        try:
-            row = self._db.execute("SELECT texts FROM inspected WHERE path = ?",
-                                   (path,)).fetchone()
-        except sqlite3.Error:
-            row = None
+        row = self._row("SELECT texts FROM inspected WHERE path = ?", path)
         data = orjson.loads(row[0]) if row is not None and row[0] is not None else None
         if data is None or data[0] != digest:
             raise ContentChanged(path)
@@ -315,6 +329,21 @@ class StateTexts:
             self._recent.clear()
         found = self._recent[(path, digest)] = Texts(*data[1:])
         return found
+
+    def json_digest(self, unit: str, key: str) -> str:
+        """The index.json digest of a unit rendered under this key."""
+        row = self._row("SELECT json_digest FROM units WHERE id = ? AND key = ?", unit, key)
+        if row is None:
+            raise ContentChanged(unit)
+        return str(row[0])
+
+    def _row(self, query: str, *values: str) -> Any:
+        if self._pid != os.getpid():
+            self._db, self._pid = _connect(self._file, readonly=True), os.getpid()
+        try:
+            return self._db.execute(query, values).fetchone()
+        except sqlite3.Error:
+            return None
 
 
 # A sealed search bundle's name, as desk.bundles makes them: it names a site folder.
@@ -439,7 +468,7 @@ def _write_inspected(db: sqlite3.Connection, records: dict[str, FileRecord],
 
 def _file_row(path: str, record: FileRecord, lost: list[str]) -> tuple[Any, ...] | None:
     """A record's row (None, its path added to `lost`, when its story's texts were left
-    in a state's file that another build has changed since: see StateTexts)."""
+    in a state's file that another build has changed since: see StateFile)."""
     story = texts = None
     if record.story is not None:
         try:
@@ -531,11 +560,16 @@ def _files_to_json(unit_id: str, record: UnitFiles) -> int | list[str]:
     return usual_count(unit_id, files) or list(files)
 
 
-def _unit_record(unit_id: str, key: str, files: Any, json_digest: str = "") -> UnitRecord:
+def _digest_of(unit_id: str, key: str, json_digest: str | StateFile) -> str:
+    return json_digest if isinstance(json_digest, str) else json_digest.json_digest(unit_id, key)
+
+
+def _unit_record(unit_id: str, key: str, files: Any,
+                 json_digest: str | StateFile = "") -> UnitRecord:
     data = orjson.loads(files) if isinstance(files, bytes) else files
     if isinstance(data, int):
         return UnitRecord.of(unit_id, key, data, json_digest)
-    return UnitRecord(key, _files_from_json(unit_id, data), json_digest)
+    return UnitRecord(key, _files_from_json(unit_id, data), _digest_of(unit_id, key, json_digest))
 
 
 def _files_from_json(unit_id: str, data: int | list[str]) -> tuple[str, ...]:
@@ -565,7 +599,7 @@ def _story_to_json(item: LoadedStory) -> tuple[list[Any], list[Any]]:
 _SHARED_FIELDS = (3, 4, 5, 8)
 
 
-def _story_from_json(path: str, held: Any, texts: StateTexts) -> LoadedStory:
+def _story_from_json(path: str, held: Any, texts: StateFile) -> LoadedStory:
     """A story's record, its texts left in the state's file."""
     for i in _SHARED_FIELDS:
         if isinstance(held[i], str):

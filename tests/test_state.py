@@ -41,8 +41,8 @@ NOW = datetime(2026, 11, 11, tzinfo=UTC)
 def record(n: int, stat: int = 1, findings: tuple[Finding, ...] = ()) -> FileRecord:
     story = Story.model_validate(make_story(n))
     path = f"content/stories/story-{n}.json"
-    return FileRecord(packed_stat(stat, 100 + n, 7 + n), LoadedStory.of(path, story, f"{n:064x}", "b" * 40),
-                      findings, "b" * 40)
+    return FileRecord(packed_stat(stat, 100 + n, 7 + n),
+                      LoadedStory.of(path, story, f"{n:064x}", "b" * 40), findings, "b" * 40)
 
 
 def unit(n: int, key: str = "k") -> tuple[str, UnitRecord]:
@@ -184,6 +184,31 @@ def test_the_texts_of_stories_read_back_stay_in_the_file_until_shown(tmp_path: P
     db.close()
     with pytest.raises(ContentChanged):
         state.inspected["content/stories/story-5.json"].story.summary.dek  # type: ignore[union-attr]  # noqa: B018
+
+
+def test_the_digests_of_units_read_back_stay_in_the_file_until_asked(tmp_path: Path) -> None:
+    file = tmp_path / "s.sqlite"
+    written = a_state()
+    write_state(written, file)
+    state = read_state(file)
+    unit_2, unit_4 = "/stories/2026-11-10/story-2/", "/stories/2026-11-10/story-4/"
+    assert not isinstance(state.units[unit_2]._digest, str)  # not held in memory
+    assert state.units[unit_2].json_digest == written.units[unit_2].json_digest == "00000002"
+    reader, writer = os.pipe()
+    child = os.fork()
+    if child == 0:  # pragma: no cover - the child reports through the pipe
+        os.write(writer, state.units[unit_4].json_digest.encode())
+        os._exit(0)
+    os.close(writer)
+    os.waitpid(child, 0)
+    assert os.read(reader, 1000).decode() == "00000004"  # through a connection of its own
+    os.close(reader)
+    # Another build rendered the unit again meanwhile: its digest is not this key's.
+    with sqlite3.connect(file) as db:
+        db.execute("UPDATE units SET key = 'other', json_digest = 'ff' WHERE id = ?", (unit_2,))
+    db.close()
+    with pytest.raises(ContentChanged):
+        state.units[unit_2].json_digest  # noqa: B018
 
 
 def test_a_damaged_state_is_no_state(tmp_path: Path) -> None:
