@@ -22,7 +22,7 @@ is no second path. Walking one story through:
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import partial
@@ -332,9 +332,17 @@ class Plan:
                 continue
             key = self.keys.key(unit.inputs, unit.recurring)
             if self.ledger.reuse(unit.id, key) is None:
-                outputs = unit.render()
-                self.writer.write(outputs)
-                self.ledger.record(unit.id, key, outputs)
+                files: list[str] = []
+                self.writer.write(_noted(unit.render(), files))
+                self.ledger.record_files(unit.id, key, tuple(files))
+
+
+def _noted(outputs: Iterable[Output], files: list[str]) -> Iterator[Output]:
+    """The outputs, each file's name added to `files` as it goes by (an output is not
+    held after it is written)."""
+    for output in outputs:
+        files.append(urls.relative_file(output.path))
+        yield output
 
 
 def render_context(catalog: Catalog, config: Config, clock: Clock, session: Session | None,

@@ -17,8 +17,9 @@ _SLUG = re.compile(SLUG_PATTERN)
 _EDITION = re.compile(EDITION_PATTERN)
 
 
-# Cached: URLs are built from the same few thousand values again and again.
-@lru_cache(maxsize=1 << 16)
+# Cached: URLs are built from the same few thousand values again and again. Not more:
+# a cache as large as an archive's slugs would hold each of them to the end of a build.
+@lru_cache(maxsize=1 << 12)
 def check_segment(value: str) -> str:
     """Return value if it is a valid slug or newsroom segment, else raise ValueError."""
     if not _SLUG.fullmatch(value):
@@ -29,7 +30,7 @@ def check_segment(value: str) -> str:
     return value
 
 
-@lru_cache(maxsize=1 << 16)
+@lru_cache(maxsize=1 << 12)
 def check_edition(value: str) -> str:
     """Return value if it is a valid edition id (YYYY-MM-DDTHH), else raise ValueError."""
     if not _EDITION.fullmatch(value):

@@ -158,7 +158,7 @@ class Unit:
 
     id: str
     inputs: tuple[str, ...] | None
-    render: Callable[[], list[Output]]
+    render: Callable[[], Iterable[Output]]  # made as they are written, where it matters
     recurring: bool = False
 
 

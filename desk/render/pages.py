@@ -9,7 +9,7 @@ story bodies.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
@@ -395,7 +395,7 @@ def _editions_inputs(ctx: RenderContext, page: Slice[Group]) -> tuple[str, ...]:
     return inputs
 
 
-def _editions_render(ctx: RenderContext, page: Slice[Group]) -> list[Output]:
+def _editions_render(ctx: RenderContext, page: Slice[Group]) -> Iterable[Output]:
     return _editions_unit(ctx, page).render()
 
 

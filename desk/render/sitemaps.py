@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import io
+from collections.abc import Iterator
 from datetime import datetime, timedelta
 from xml.sax.saxutils import escape
 
@@ -13,7 +14,7 @@ from desk.config import Config
 from desk.prose import clean_text
 from desk.render import Output
 from desk.render.context import RenderContext
-from desk.render.templates import isotime
+from desk.render.templates import isotime, utc_time
 
 SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 NEWS_NS = "http://www.google.com/schemas/sitemap-news/0.9"
@@ -26,7 +27,7 @@ def render_sitemaps(ctx: RenderContext, pages: list[tuple[str, datetime]],
                     max_urls: int = MAX_URLS) -> list[Output]:
     """sitemap.xml (or its index and parts) over `pages` (site path, last modification),
     and news-sitemap.xml."""
-    return render_sitemap(ctx, pages, max_urls) + render_news_sitemap(ctx)
+    return [*render_sitemap(ctx, pages, max_urls), *render_news_sitemap(ctx)]
 
 
 def render_news_sitemap(ctx: RenderContext) -> list[Output]:
@@ -36,23 +37,24 @@ def render_news_sitemap(ctx: RenderContext) -> list[Output]:
 
 
 def render_sitemap(ctx: RenderContext, pages: list[tuple[str, datetime]],
-                   max_urls: int = MAX_URLS) -> list[Output]:
-    """sitemap.xml (or its index and parts) over `pages` (site path, last modification)."""
+                   max_urls: int = MAX_URLS) -> Iterator[Output]:
+    """sitemap.xml (or its index and parts) over `pages` (site path, last modification),
+    made one part at a time: an archive's parts are tens of MB together, and each can be
+    written before the next is made."""
     config = ctx.config
     if len(pages) <= max_urls:
-        return [Output(urls.SITEMAP, urlset(config, pages))]
-    outputs = []
+        yield Output(urls.SITEMAP, urlset(config, pages))
+        return
     index = [_HEAD, f'<sitemapindex xmlns="{SITEMAP_NS}">\n']
     for n, start in enumerate(range(0, len(pages), max_urls), start=1):
         part = pages[start: start + max_urls]
         path = f"/sitemap-{n}.xml"
-        outputs.append(Output(path, urlset(config, part)))
+        yield Output(path, urlset(config, part))
         newest = max(lastmod for _, lastmod in part)
         index.append(f"<sitemap><loc>{escape(urls.absolute(config, path))}</loc>"
                      f"<lastmod>{isotime(newest)}</lastmod></sitemap>\n")
     index.append("</sitemapindex>\n")
-    outputs.append(Output(urls.SITEMAP, "".join(index).encode("utf-8")))
-    return outputs
+    yield Output(urls.SITEMAP, "".join(index).encode("utf-8"))
 
 
 def urlset(config: Config, pages: list[tuple[str, datetime]]) -> bytes:
@@ -62,7 +64,7 @@ def urlset(config: Config, pages: list[tuple[str, datetime]]) -> bytes:
     out.write(f'{_HEAD}<urlset xmlns="{SITEMAP_NS}">\n'.encode())
     for path, lastmod in pages:
         out.write(f"<url><loc>{escape(urls.absolute(config, path))}</loc>"
-                  f"<lastmod>{isotime(lastmod)}</lastmod></url>\n".encode())
+                  f"<lastmod>{utc_time(lastmod)}</lastmod></url>\n".encode())
     out.write(b"</urlset>\n")
     return out.getvalue()
 

@@ -54,14 +54,21 @@ def make_environment(config: Config, reload: bool = True) -> Environment:
     return env
 
 
-# Cached: list pages and feeds show the same stories' times again and again.
-@lru_cache(maxsize=1 << 16)
-def isotime(value: datetime) -> str:
-    """RFC 3339 in UTC with a Z: 2026-11-14T12:36:05Z."""
+def utc_time(value: datetime) -> str:
+    """RFC 3339 in UTC with a Z: 2026-11-14T12:36:05Z (not cached: what a sitemap shows
+    once for every page)."""
     return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
-@lru_cache(maxsize=1 << 16)
+# Cached: list pages and feeds show the same stories' times again and again. The most
+# recent few thousand: a cache as large as an archive would be held to the end.
+@lru_cache(maxsize=1 << 12)
+def isotime(value: datetime) -> str:
+    """RFC 3339 in UTC with a Z, as utc_time."""
+    return utc_time(value)
+
+
+@lru_cache(maxsize=1 << 12)
 def humantime(value: datetime) -> str:
     """A reader's date: 14 November 2026, 12:36 UTC."""
     value = value.astimezone(UTC)
