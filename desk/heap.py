@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import gc
+import sys
 from collections.abc import Iterator
 
 # glibc's mallopt parameter for the size from which a block is mapped on its own.
@@ -19,7 +20,7 @@ _M_MMAP_THRESHOLD = -3
 _LARGE_BLOCK = 128 * 1024
 
 
-def large_blocks_returned() -> None:
+def large_blocks_returned() -> bool:
     """Have the C allocator give every large block (a table of an archive-sized dict or
     set, a page's bytes) back to the system when it is freed, as it does at first.
 
@@ -27,13 +28,16 @@ def large_blocks_returned() -> None:
     its heap and stay resident once freed: a build that makes and drops archive-sized
     tables stage after stage grows by tens of MB it no longer uses (at 100,000 stories an
     hourly build peaked at about 340 MB instead of 290). Setting the threshold keeps it
-    fixed. Without glibc's mallopt (another C library, another system): nothing to do."""
+    fixed. Without glibc's mallopt (another C library, another system): nothing to do.
+    True when the threshold was set."""
+    if not sys.platform.startswith("linux"):
+        return False
     try:
         mallopt = ctypes.CDLL(None).mallopt
     except (OSError, AttributeError):
-        return
+        return False
     mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
-    mallopt(_M_MMAP_THRESHOLD, _LARGE_BLOCK)
+    return bool(mallopt(_M_MMAP_THRESHOLD, _LARGE_BLOCK))
 
 
 @contextlib.contextmanager

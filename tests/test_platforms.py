@@ -12,6 +12,7 @@ from conftest import NOW, tree
 from storygen import make_corpus
 
 from desk.build import PARALLEL_MIN_STORIES
+from desk.heap import large_blocks_returned
 from desk.parallel import MAX_JOBS, default_jobs, fork_safe, map_forked
 
 # Every os.fork() of this process, counted as it happens (multiprocessing's fork context
@@ -91,3 +92,11 @@ def test_any_jobs_value_builds(desk, content: Path, tmp_path: Path, jobs: str) -
     result = desk("build", "--content", str(content), "--out", str(tmp_path / "out"), "--now",
                   NOW, "--no-search", "--jobs", jobs)
     assert result.exit_code == 0, result.stderr
+
+
+def test_large_freed_blocks_go_back_to_the_system_where_glibc_allows(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # glibc accepts the fixed threshold (mallopt returns 1); elsewhere desk leaves it be.
+    assert large_blocks_returned() is sys.platform.startswith("linux")
+    monkeypatch.setattr(sys, "platform", "win32")
+    assert large_blocks_returned() is False
