@@ -22,7 +22,7 @@ is no second path. Walking one story through:
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import partial
@@ -332,17 +332,7 @@ class Plan:
                 continue
             key = self.keys.key(unit.inputs, unit.recurring)
             if self.ledger.reuse(unit.id, key) is None:
-                files: list[str] = []
-                self.writer.write(_noted(unit.render(), files))
-                self.ledger.record_files(unit.id, key, tuple(files))
-
-
-def _noted(outputs: Iterable[Output], files: list[str]) -> Iterator[Output]:
-    """The outputs, each file's name added to `files` as it goes by (an output is not
-    held after it is written)."""
-    for output in outputs:
-        files.append(urls.relative_file(output.path))
-        yield output
+                self.ledger.record_files(unit.id, key, self.writer.write(unit.render()))
 
 
 def render_context(catalog: Catalog, config: Config, clock: Clock, session: Session | None,
@@ -445,8 +435,9 @@ def keep_stand_in(stand_in: StandIn, ctx: RenderContext, plan: Plan) -> None:
         # No last site to keep them in (changes to nothing): write the bytes read from it.
         outputs = [Output("/" + f, data) for f, data in zip(stand_in.files, stand_in.pages,
                                                              strict=True)]
-        plan.writer.write(outputs)  # raises WriteError on two outputs for a file
-        plan.ledger.record(item.url_path, key, outputs, stand_in.json_digest)
+        # writer.write raises WriteError on two outputs for a file
+        plan.ledger.record_files(item.url_path, key, plan.writer.write(outputs),
+                                 stand_in.json_digest)
 
 
 def _render_todo(todo: list[tuple[LoadedStory, str]], render: RenderUnit, writer: SiteWriter,

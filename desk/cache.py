@@ -51,7 +51,7 @@ from desk.state import (
     Stat,
     packed_stat,
     read_state,
-    stat_values,
+    stat_size,
     write_state,
 )
 from desk.urls import URL_HISTORY, relative_file
@@ -203,7 +203,7 @@ class InspectionCache:
         holds unchanged, of the same size; else its digest, read."""
         if known.story is None:
             return None
-        if (known.blob and stat_values(stat)[1] == stat_values(known.stat)[1]
+        if (known.blob and stat_size(stat) == stat_size(known.stat)
                 and self._git_clean().holds(path, known.blob)):
             return known.blob
         data = _bytes_of(path)
@@ -214,7 +214,8 @@ class InspectionCache:
     def _git_clean(self) -> CleanFiles:
         """The content files git holds unchanged, with their blob ids (asked once)."""
         if self._clean is None:
-            self._clean = CleanFiles(clean_blobs(self._content) if self._content else ())
+            self._clean = CleanFiles(clean_blobs(self._content) if self._content is not None
+                                     else ())
         return self._clean
 
 

@@ -12,9 +12,7 @@ from collections.abc import Iterator, Mapping
 from typing import Protocol
 
 from desk import keys
-from desk.render import Output
 from desk.state import UnitRecord
-from desk.urls import relative_file
 
 
 class Keeper(Protocol):
@@ -54,11 +52,6 @@ class Ledger:
             return False
         self.record_files(unit, key, files, json_digest)
         return True
-
-    def record(self, unit: str, key: str, outputs: list[Output], json_digest: str = "") -> None:
-        """Remember what was rendered for a unit."""
-        self.record_files(unit, key, tuple(relative_file(o.path) for o in outputs),
-                          json_digest)
 
     def record_files(self, unit: str, key: str, files: tuple[str, ...],
                      json_digest: str = "") -> None:

@@ -67,7 +67,12 @@ def packed_stat(mtime_ns: int, size: int, ino: int) -> Stat:
 
 def stat_values(stat: Stat) -> tuple[int, int, int]:
     """mtime in ns, size and inode, as packed."""
-    return stat >> 128, (stat >> 64) & _FIELD, stat & _FIELD
+    return stat >> 128, stat_size(stat), stat & _FIELD
+
+
+def stat_size(stat: Stat) -> int:
+    """The size, as packed."""
+    return (stat >> 64) & _FIELD
 
 _SCHEMA = """
 CREATE TABLE meta (name TEXT PRIMARY KEY, value BLOB NOT NULL);
@@ -93,8 +98,9 @@ class UnitRecord:
     _files: tuple[str, ...] | int
     _folder: str
 
-    def __init__(self, key: str, files: tuple[str, ...] | int, json_digest: str = "",
-                 folder: str = "") -> None:
+    def __init__(self, key: str, files: tuple[str, ...] | int,
+                 json_digest: str | StateFile = "", folder: str = "") -> None:
+        # A digest left in the state's file only with the unit's folder, which names it.
         # Immutable: set once here, through object.__setattr__ (see __setattr__).
         setattr_ = object.__setattr__
         setattr_(self, "key", key)
@@ -111,14 +117,13 @@ class UnitRecord:
         usual files)."""
         if isinstance(files, int):
             _check_usual(unit_id, files)  # made into names only when asked for
-            record = cls(key, files, "", unit_id)
-        else:
-            count = usual_count(unit_id, files)
-            if not count:
-                return cls(key, files, _digest_of(unit_id, key, json_digest))
-            record = cls(key, count, "", unit_id)
-        object.__setattr__(record, "_digest", json_digest)
-        return record
+            return cls(key, files, json_digest, unit_id)
+        count = usual_count(unit_id, files)
+        if count:
+            return cls(key, count, json_digest, unit_id)
+        if not isinstance(json_digest, str):  # rare: read now, as there is no folder
+            json_digest = json_digest.json_digest(unit_id, key)
+        return cls(key, files, json_digest)
 
     @property
     def json_digest(self) -> str:
@@ -560,16 +565,11 @@ def _files_to_json(unit_id: str, record: UnitFiles) -> int | list[str]:
     return usual_count(unit_id, files) or list(files)
 
 
-def _digest_of(unit_id: str, key: str, json_digest: str | StateFile) -> str:
-    return json_digest if isinstance(json_digest, str) else json_digest.json_digest(unit_id, key)
-
-
 def _unit_record(unit_id: str, key: str, files: Any,
                  json_digest: str | StateFile = "") -> UnitRecord:
     data = orjson.loads(files) if isinstance(files, bytes) else files
-    if isinstance(data, int):
-        return UnitRecord.of(unit_id, key, data, json_digest)
-    return UnitRecord(key, _files_from_json(unit_id, data), _digest_of(unit_id, key, json_digest))
+    return UnitRecord.of(unit_id, key, data if isinstance(data, int)
+                         else _files_from_json(unit_id, data), json_digest)
 
 
 def _files_from_json(unit_id: str, data: int | list[str]) -> tuple[str, ...]:

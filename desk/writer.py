@@ -131,7 +131,7 @@ class SiteWriter(Protocol):
     @property
     def recycled(self) -> bool: ...
 
-    def write(self, outputs: Iterable[Output]) -> None: ...
+    def write(self, outputs: Iterable[Output]) -> tuple[str, ...]: ...
     def copy(self, source: Path, path: str) -> None: ...
     def flush(self) -> None: ...
     def claim(self, relative: str) -> None: ...
@@ -315,14 +315,19 @@ class Staging:
         are known to be a unit's: only what was written is looked up)."""
         return tuple(sorted(self._written - rendered()))
 
-    def write(self, outputs: Iterable[Output]) -> None:
-        """Write outputs; two outputs for one file is a bug, reported as an error."""
+    def write(self, outputs: Iterable[Output]) -> tuple[str, ...]:
+        """Write outputs, each as it comes (an output is not held after it is written);
+        their files, relative to the site. Two outputs for one file is a bug, reported as
+        an error."""
+        written = []
         for output in outputs:
             relative = urls.relative_file(output.path)
             self.claim(relative)
             self._pool.write(relative, output.data)
             self.files += 1
             self.bytes += len(output.data)
+            written.append(relative)
+        return tuple(written)
 
     def flush(self) -> None:
         """Wait for the files submitted so far."""
@@ -651,14 +656,17 @@ class LiveFolder:
         self._pending: dict[str, bytes] = {}
         self._kept: set[str] = set()
 
-    def write(self, outputs: Iterable[Output]) -> None:
-        """Hold outputs until the build succeeds."""
+    def write(self, outputs: Iterable[Output]) -> tuple[str, ...]:
+        """Hold outputs until the build succeeds; their files, relative to the site."""
+        written = []
         for output in outputs:
             relative = urls.relative_file(output.path)
             self.claim(relative)
             self._pending[relative] = output.data
             self.files += 1
             self.bytes += len(output.data)
+            written.append(relative)
+        return tuple(written)
 
     def claim(self, relative: str) -> None:
         """Note that a file belongs to the new site."""
