@@ -44,16 +44,18 @@ from desk.keys import KeyMaker, check_key, site_key
 from desk.ledger import Ledger
 from desk.loader import ContentChanged, LoadedStory, ParsedStory
 from desk.parallel import (
+    Describe,
     RenderFailed,
     RenderUnit,
     collect,
     fork_safe,
+    start_unit_workers,
     start_workers,
     stop_workers,
 )
 from desk.prose import Prose
 from desk.render import Output
-from desk.render.context import Recall, RenderContext, StoryResults, Units
+from desk.render.context import Recall, RenderContext, StoryResults, Unit, Units
 from desk.render.feeds import feed_members
 from desk.render.site import site_units
 from desk.render.story import RenderedStory, Wanted, render_story_unit
@@ -67,6 +69,9 @@ Progress = Callable[[int, int], None]
 
 # Below this many stories per process, forking costs more than it saves.
 PARALLEL_MIN_STORIES = 50
+# The same for the pages around the stories: a build that changed a few stories renders
+# a few dozen, one that renders everything (10,000 stories) a few thousand.
+PARALLEL_MIN_UNITS = 200
 
 
 @dataclass(frozen=True)
@@ -324,15 +329,51 @@ class Plan:
     writer: SiteWriter
     stand_ins: Mapping[str, StandIn] = field(default_factory=dict)
 
-    def write(self, units: Units) -> None:
-        """Each unit kept when its key is unchanged, else rendered and written."""
+    def write(self, units: Units, jobs: int = 1, describe: Describe | None = None) -> None:
+        """Each unit kept when its key is unchanged, else rendered and written: here, one
+        at a time, or shared with forked workers (up to `jobs` processes in all) when
+        there are many; `describe` names a worker's failure (see describe_failure)."""
+        todo = self._to_render(units)
+        done = (self._shared(list(todo), jobs, describe) if jobs > 1 and describe is not None
+                else ((unit, key, self.writer.write(unit.render())) for unit, key in todo))
+        for unit, key, files in done:
+            if key is not None:
+                self.ledger.record_files(unit.id, key, files)
+
+    def _to_render(self, units: Units) -> Iterator[tuple[Unit, str | None]]:
+        """The units whose files the ledger did not keep, with their keys (None: rendered
+        on every build)."""
         for unit in units:
             if unit.inputs is None:
-                self.writer.write(unit.render())
+                yield unit, None
                 continue
             key = self.keys.key(unit.inputs, unit.recurring)
             if self.ledger.reuse(unit.id, key) is None:
-                self.ledger.record_files(unit.id, key, self.writer.write(unit.render()))
+                yield unit, key
+
+    def _shared(self, todo: list[tuple[Unit, str | None]], jobs: int, describe: Describe
+                ) -> Iterator[tuple[Unit, str | None, tuple[str, ...]]]:
+        """Each unit with its files, in order, its share rendered here or in a forked
+        worker (all here when they are few)."""
+        count = min(jobs, len(todo) // PARALLEL_MIN_UNITS)
+        if count <= 1:
+            yield from ((unit, key, self.writer.write(unit.render())) for unit, key in todo)
+            return
+        # Every count-th unit: list pages of a kind cost alike and come one after another.
+        shares = [todo[i::count] for i in range(count)]
+        forked = start_unit_workers([[unit.render for unit, _ in share] for share in shares[1:]],
+                                    describe, self.writer.path, self.writer.recycled)
+        try:
+            done = [[self.writer.write(unit.render()) for unit, _ in shares[0]]]
+            for worker in forked:
+                written = collect([worker])
+                for files, size in written:
+                    self.writer.adopt(files, size)
+                done.append([files for files, _ in written])
+        finally:
+            stop_workers(forked)
+        for i, (unit, key) in enumerate(todo):
+            yield unit, key, done[i % count][i // count]
 
 
 def render_context(catalog: Catalog, config: Config, clock: Clock, session: Session | None,
@@ -349,7 +390,8 @@ def render_site(ctx: RenderContext, plan: Plan, assets: tuple[Asset, ...],
     cached = session.feed_entries if session is not None else {}
     in_feeds = frozenset(feed_members(ctx.catalog, ctx.config))
     ctx = replace(ctx, stories=render_stories(ctx, plan, cached, in_feeds, workers))
-    plan.write(site_units(ctx))
+    plan.write(site_units(ctx), workers.jobs,
+               partial(describe_failure, templates_dir=ctx.config.templates_dir))
     for asset in assets:
         plan.writer.copy(asset.source, asset.path)
     if session is not None:  # keep the entries that feeds may show next time

@@ -1,5 +1,5 @@
-"""Work on every core: forked workers that load files, or render stories and write them
-straight into the staging folder.
+"""Work on every core: forked workers that load files, or render stories or the pages
+around them and write them straight into the staging folder.
 
 Workers are forked after the catalog is built, so they inherit everything they need (the
 catalog, templates, config) without copying it; only a small record per story comes back.
@@ -16,7 +16,8 @@ import multiprocessing
 import os
 import signal
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from functools import partial
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any, TypeVar
@@ -108,7 +109,20 @@ def start_workers(
     """Fork one worker per chunk; each renders its stories and writes them below root
     (`replace`: unlinking each file first, as in a recycled folder). `describe` turns a
     failure into the finding to report (None: an unexpected error)."""
-    return [_fork(_work, (chunk, render, describe, root, replace)) for chunk in chunks]
+    return [_fork(_work, (partial(_write_stories, chunk, render), describe, root, replace))
+            for chunk in chunks]
+
+
+def start_unit_workers(
+    chunks: Sequence[Sequence[Callable[[], Iterable[Output]]]],
+    describe: Describe,
+    root: Path,
+    replace: bool = False,
+) -> list[Worker]:
+    """Fork one worker per chunk of units' renderers; each writes its units' files below
+    root, and its outcome is each unit's files and their size in bytes, in order."""
+    return [_fork(_work, (partial(_write_units, chunk), describe, root, replace))
+            for chunk in chunks]
 
 
 Worker = tuple[multiprocessing.process.BaseProcess, Connection]
@@ -135,9 +149,10 @@ def _outcome(worker: Worker) -> tuple[str, Any]:
     return kind, payload
 
 
-def collect(workers: list[Worker]) -> list[RenderedStory]:
-    """Wait for every worker; raise RenderFailed or WriteError if one failed."""
-    results: list[RenderedStory] = []
+def collect(workers: list[Worker]) -> list[Any]:
+    """Every worker's results, in order, once all are done; raise RenderFailed or
+    WriteError if one failed."""
+    results: list[Any] = []
     problem: Exception | None = None
     for worker in workers:
         kind, payload = _outcome(worker)
@@ -158,17 +173,14 @@ def stop_workers(workers: list[Worker]) -> None:
         process.join()
 
 
-def _work(chunk: Sequence[tuple[LoadedStory, str]], render: RenderUnit, describe: Describe,
-          root: Path, replace: bool, send: Connection) -> None:
+def _work(job: Callable[[FilePool], list[Any]], describe: Describe, root: Path,
+          replace: bool, send: Connection) -> None:
+    """A worker's life: do its job with a pool writing below root, send back the results
+    or what went wrong."""
     _die_with_parent()
     pool = FilePool(root, replace)
-    results = []
     try:
-        for item, key in chunk:
-            outputs, record = render(item, key)
-            for output in outputs:
-                pool.write(relative_file(output.path), output.data)
-            results.append(record)
+        results = job(pool)
         pool.close()
         send.send(("ok", results))
     except Exception as exc:  # noqa: BLE001 - reported to the parent, which fails the build
@@ -180,6 +192,31 @@ def _work(chunk: Sequence[tuple[LoadedStory, str]], render: RenderUnit, describe
             send.send(("error", f"render worker: {exc!r}"))
     finally:
         send.close()
+
+
+def _write_stories(chunk: Sequence[tuple[LoadedStory, str]], render: RenderUnit,
+                   pool: FilePool) -> list[RenderedStory]:
+    results = []
+    for item, key in chunk:
+        outputs, record = render(item, key)
+        for output in outputs:
+            pool.write(relative_file(output.path), output.data)
+        results.append(record)
+    return results
+
+
+def _write_units(chunk: Sequence[Callable[[], Iterable[Output]]], pool: FilePool
+                 ) -> list[tuple[tuple[str, ...], int]]:
+    results = []
+    for render in chunk:
+        files, size = [], 0
+        for output in render():  # written as made: a sitemap comes a part at a time
+            relative = relative_file(output.path)
+            pool.write(relative, output.data)
+            files.append(relative)
+            size += len(output.data)
+        results.append((tuple(files), size))
+    return results
 
 
 def _die_with_parent() -> None:

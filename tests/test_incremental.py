@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -18,6 +20,9 @@ from desk.config import load_config
 from desk.history import read_history_file
 
 NOW = datetime(2026, 11, 11, tzinfo=UTC)
+# Every os.fork() of this process, counted as it happens (forked workers).
+FORKS: list[int] = []
+os.register_at_fork(before=lambda: FORKS.append(os.getpid()))
 
 
 def fresh(content: Path, tmp_path: Path, name: str, **extra: object) -> dict[str, bytes]:
@@ -96,21 +101,31 @@ def test_serve_memory_skips_unchanged_files(tmp_path: Path) -> None:
     assert tree(config.output_dir) == fresh(content, tmp_path, "fresh3")
 
 
-def test_parallel_build_equals_single_process_build(tmp_path: Path) -> None:
+def test_parallel_build_equals_single_process_build(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     content = tmp_path / "content"
     make_corpus(content, 210)  # past PARALLEL_MIN_FILES: the files are inspected in workers too
-    one = load_config(REPO / "pyproject.toml", {
-        "cache_dir": tmp_path / "cache", "search": False, "content_dir": content,
-                                                "output_dir": tmp_path / "one"})
-    two = load_config(REPO / "pyproject.toml", {
-        "cache_dir": tmp_path / "cache", "search": False, "content_dir": content,
-                                                "output_dir": tmp_path / "two"})
-    single = build(one, Clock(NOW), jobs=1)
+    configs = [load_config(REPO / "pyproject.toml", {
+        "cache_dir": tmp_path / f"cache-{name}", "search": False, "content_dir": content,
+        "output_dir": tmp_path / name, "page_size": 4}) for name in ("one", "two", "three")]
+    single = build(configs[0], Clock(NOW), jobs=1)
     assert single.ok
-    report = build(two, Clock(NOW), jobs=3)
-    assert report.ok and report.files == len(tree(two.output_dir)) - 1  # all but the marker
-    assert tree(one.output_dir) == tree(two.output_dir)
+    forks = len(FORKS)
+    assert build(configs[2], Clock(NOW), jobs=3).ok
+    forks = len(FORKS) - forks
+    # Fewer pages around the stories than a real site has: share them out all the same.
+    monkeypatch.setattr("desk.build.PARALLEL_MIN_UNITS", 20)
+    before = len(FORKS)
+    report = build(configs[1], Clock(NOW), jobs=3)
+    assert len(FORKS) - before > forks  # the pages around the stories were shared too
+    assert report.ok and report.files == len(tree(configs[1].output_dir)) - 1  # but the marker
+    assert tree(configs[0].output_dir) == tree(configs[1].output_dir)
     assert report.findings == single.findings and report.published == single.published
+    # What the forked build recorded of its units lets the next build keep every one of
+    # them, as after a build in one process.
+    again = [build(configs[0], Clock(NOW), jobs=1), build(configs[1], Clock(NOW), jobs=3)]
+    assert again[0].reused == again[1].reused > len(single.published)
+    assert tree(configs[0].output_dir) == tree(configs[1].output_dir)
 
 
 def test_forked_map_keeps_order_and_reports_a_failing_worker() -> None:
@@ -126,6 +141,33 @@ def test_forked_map_keeps_order_and_reports_a_failing_worker() -> None:
 
     with pytest.raises(RuntimeError, match="story 999 is broken"):
         map_forked(fails_late, items, 2)
+
+
+def test_page_workers_write_their_units_and_report_what_failed(tmp_path: Path) -> None:
+    from desk.findings import Finding
+    from desk.parallel import RenderFailed, collect, start_unit_workers
+    from desk.render import Output
+
+    def page(n: int) -> Callable[[], list[Output]]:
+        return lambda: [Output(f"/p/{n}/", b"<p>%d</p>" % n), Output(f"/p/{n}/index.json", b"{}")]
+
+    def describe(exc: Exception) -> Finding | None:
+        return Finding("templates/page.html", "", "template", str(exc))
+
+    workers = start_unit_workers([[page(1), page(2)], [page(3)]], describe, tmp_path)
+    assert collect(workers) == [(("p/1/index.html", "p/1/index.json"), 10),
+                                (("p/2/index.html", "p/2/index.json"), 10),
+                                (("p/3/index.html", "p/3/index.json"), 10)]
+    assert (tmp_path / "p/3/index.html").read_bytes() == b"<p>3</p>"
+
+    def broken() -> list[Output]:
+        raise ValueError("no such page")
+
+    workers = start_unit_workers([[page(4)], [broken, page(5)]], describe, tmp_path / "b")
+    with pytest.raises(RenderFailed) as failed:
+        collect(workers)
+    assert failed.value.finding == describe(ValueError("no such page"))
+    assert not (tmp_path / "b/p/5").exists()  # the worker stopped at its failure
 
 
 def test_template_error_in_a_worker_is_reported_and_changes_nothing(tmp_path: Path) -> None:
