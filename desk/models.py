@@ -109,6 +109,13 @@ def _order_like(value: Any, like: Any) -> Any:
     Both are plain JSON data (dumped, and parsed), so exact types are tested, and only
     arrays and objects are descended into: this runs for every value of every story."""
     if type(value) is dict and type(like) is dict:
+        if list(value) == list(like):
+            # Already in order (the usual case): only what is below may need reordering,
+            # in place (the dumped data is this function's own).
+            for key, item in value.items():
+                if type(item) in _NESTED:
+                    value[key] = _order_like(item, like[key])
+            return value
         ordered = {}
         for key in like:
             if key in value:
@@ -118,8 +125,10 @@ def _order_like(value: Any, like: Any) -> Any:
             ordered.update((key, item) for key, item in value.items() if key not in ordered)
         return ordered
     if type(value) is list and type(like) is list and len(value) == len(like):
-        return [_order_like(v, w) if type(v) in _NESTED else v
-                for v, w in zip(value, like, strict=True)]
+        for i, (v, w) in enumerate(zip(value, like, strict=True)):
+            if type(v) in _NESTED:
+                value[i] = _order_like(v, w)
+        return value
     return value
 
 
