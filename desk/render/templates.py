@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 import traceback
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -92,16 +91,12 @@ def oneline(value: str) -> str:
     return " ".join(value.split())
 
 
-_LAST_P = re.compile(r"</p>\s*$")
-
-
 def append_inline(html: Markup, extra: str) -> Markup:
     """Put extra inline markup inside the last paragraph of a rendered block."""
-    extra_markup = Markup(extra)
-    match = _LAST_P.search(html)
-    if match is None:
-        return Markup(html) + extra_markup
-    return Markup(html[: match.start()]) + extra_markup + Markup("</p>\n")
+    body = str.rstrip(html)  # one plain string: this runs for every paragraph
+    if body.endswith("</p>"):
+        return Markup(f"{body[:-4]}{extra}</p>\n")
+    return Markup(f"{html}{extra}")
 
 
 @dataclass(frozen=True)
