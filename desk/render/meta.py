@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
+
+import orjson
 
 from desk import urls
 from desk.config import Config
@@ -23,8 +24,9 @@ def image_of(view: StoryView, config: Config) -> tuple[str, str]:
 
 
 def script_json(data: Any) -> str:
-    """JSON that is safe inside a <script> element (no '</script>', no '<!--')."""
-    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    """JSON that is safe inside a <script> element (no '</script>', no '<!--'): compact,
+    not ASCII-escaped (orjson's output, which is json.dumps's for text, lists and maps)."""
+    text = orjson.dumps(data).decode()
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
