@@ -24,7 +24,7 @@ from storygen import REPO, make_story, write_story
 from desk.build import build
 from desk.catalog import Clock
 from desk.config import load_config
-from desk.loader import load_story_file
+from desk.loader import load_story_file, parse_json
 from desk.models import Story
 from desk.render.json import published_story
 
@@ -254,3 +254,29 @@ def test_pathological_json_is_one_finding_naming_the_file(tmp_path: Path, text: 
     findings: list[Any] = []
     assert load_story_file(path, findings) is None
     assert [f.format() for f in findings] == [f"{path}{message}"]
+
+
+# JSON texts as files hold them: a byte order mark or two, escaped or raw text (lone
+# surrogates too, as escapes or as bytes no UTF-8 has), stray bytes before or after.
+JSON_BYTES = st.builds(
+    lambda bom, text, ascii_only, junk: (
+        bom + b'{"a": ' + json.dumps(text, ensure_ascii=ascii_only).encode(
+            "utf-8", "surrogatepass") + b"}" + junk),
+    st.sampled_from([b"", b"\xef\xbb\xbf", b"\xef\xbb\xbf" * 2]), st.text(max_size=20),
+    st.booleans(), st.sampled_from([b"", b" ", b"\xff", b"\xc0\xaf", b"\xed\xa0\x80"]))
+
+
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(st.one_of(JSON_BYTES, st.binary(max_size=40)))
+def test_json_bytes_read_as_their_utf8_text_reads(raw: bytes) -> None:
+    findings: list[Any] = []
+    data = parse_json(raw, "story.json", findings)
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        assert data is None and [f.code for f in findings] == ["invalid-utf8"]
+        return
+    if data is not None and not findings:
+        assert data == json.loads(text)
+    else:
+        assert findings  # refused, or cleaned of what HTML forbids: said why
