@@ -409,6 +409,9 @@ def _orjson_reason(message: str) -> str:
     return message
 
 
+_CONTAINERS = (dict, list)
+
+
 def _deeper_than(data: Any, limit: int) -> bool:
     """True when arrays and objects nest more than `limit` levels deep: one level at a
     time, with no pointers made (the common case, checked for every file)."""
@@ -418,8 +421,9 @@ def _deeper_than(data: Any, limit: int) -> bool:
             return True
         below: list[Any] = []
         for value in level:
-            children = value.values() if isinstance(value, dict) else value
-            below += [c for c in children if isinstance(c, dict | list)]
+            children = value.values() if type(value) is dict else value
+            # Exact types (parsed JSON has no others): twice as fast as isinstance.
+            below += [c for c in children if type(c) in _CONTAINERS]
         level, depth = below, depth + 1
     return False
 

@@ -138,8 +138,10 @@ _NESTED = (dict, list)
 def _has_unknown(value: Any) -> bool:
     if isinstance(value, DeskModel):
         return value.has_unknown_keys()
-    if isinstance(value, tuple):
-        return any(_has_unknown(item) for item in value if not isinstance(item, str))
+    if type(value) is tuple:  # a loop, not any(): this runs for every model of every story
+        for item in value:
+            if type(item) is not str and _has_unknown(item):
+                return True
     return False
 
 
