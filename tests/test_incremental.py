@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -13,6 +12,7 @@ from conftest import tree
 from searchindex import fragments, live_entries, without_search
 from storygen import REPO, make_corpus, make_story, write_story
 
+import desk.build
 from desk.build import build
 from desk.cache import BuildCache
 from desk.catalog import Clock
@@ -20,9 +20,6 @@ from desk.config import load_config
 from desk.history import read_history_file
 
 NOW = datetime(2026, 11, 11, tzinfo=UTC)
-# Every os.fork() of this process, counted as it happens (forked workers).
-FORKS: list[int] = []
-os.register_at_fork(before=lambda: FORKS.append(os.getpid()))
 
 
 def fresh(content: Path, tmp_path: Path, name: str, **extra: object) -> dict[str, bytes]:
@@ -107,17 +104,18 @@ def test_parallel_build_equals_single_process_build(tmp_path: Path,
     make_corpus(content, 210)  # past PARALLEL_MIN_FILES: the files are inspected in workers too
     configs = [load_config(REPO / "pyproject.toml", {
         "cache_dir": tmp_path / f"cache-{name}", "search": False, "content_dir": content,
-        "output_dir": tmp_path / name, "page_size": 4}) for name in ("one", "two", "three")]
+        "output_dir": tmp_path / name, "page_size": 4}) for name in ("one", "two")]
     single = build(configs[0], Clock(NOW), jobs=1)
     assert single.ok
-    forks = len(FORKS)
-    assert build(configs[2], Clock(NOW), jobs=3).ok
-    forks = len(FORKS) - forks
-    # Fewer pages around the stories than a real site has: share them out all the same.
-    monkeypatch.setattr("desk.build.PARALLEL_MIN_UNITS", 20)
-    before = len(FORKS)
+    # Fewer pages around the stories than a real site has: share them out all the same,
+    # and count the times they are.
+    monkeypatch.setattr("desk.build.PARALLEL_MIN_UNITS", 10)
+    shared: list[int] = []
+    start = desk.build.start_unit_workers
+    monkeypatch.setattr("desk.build.start_unit_workers",
+                        lambda chunks, *args: shared.append(len(chunks)) or start(chunks, *args))
     report = build(configs[1], Clock(NOW), jobs=3)
-    assert len(FORKS) - before > forks  # the pages around the stories were shared too
+    assert shared == [2]  # two workers beside this process
     assert report.ok and report.files == len(tree(configs[1].output_dir)) - 1  # but the marker
     assert tree(configs[0].output_dir) == tree(configs[1].output_dir)
     assert report.findings == single.findings and report.published == single.published
@@ -126,21 +124,15 @@ def test_parallel_build_equals_single_process_build(tmp_path: Path,
     again = [build(configs[0], Clock(NOW), jobs=1), build(configs[1], Clock(NOW), jobs=3)]
     assert again[0].reused == again[1].reused > len(single.published)
     assert tree(configs[0].output_dir) == tree(configs[1].output_dir)
-
-
-def test_forked_map_keeps_order_and_reports_a_failing_worker() -> None:
-    from desk.parallel import map_forked
-
-    items = list(range(1000))
-    assert map_forked(str, items, 3) == [str(i) for i in items]
-
-    def fails_late(n: int) -> int:
-        if n == 999:
-            raise ValueError("story 999 is broken")
-        return n
-
-    with pytest.raises(RuntimeError, match="story 999 is broken"):
-        map_forked(fails_late, items, 2)
+    # Every page again, shared out in the recycled spare folder (whose files the live site
+    # may share: replaced, never written through), is a build from nothing.
+    retitled = load_config(REPO / "pyproject.toml", {
+        "cache_dir": tmp_path / "cache-two", "search": False, "content_dir": content,
+        "output_dir": tmp_path / "two", "page_size": 4, "title": "Another desk"})
+    report = build(retitled, Clock(NOW), jobs=3)
+    assert report.ok and report.reused == 0 and shared == [2, 2]
+    assert tree(retitled.output_dir) == fresh(content, tmp_path, "fresh-retitled",
+                                              page_size=4, title="Another desk")
 
 
 def test_page_workers_write_their_units_and_report_what_failed(tmp_path: Path) -> None:
