@@ -43,5 +43,25 @@ def test_a_quick_bench_runs_every_desk_phase_and_reports_whole_memory(tmp_path: 
     assert re.search(r"desk serve, save → reload < 300 ms \| \d+ ms", written)
     fastest = re.search(r"\| desk [^|]+ \| ([\d.]+) s \|", written)
     assert fastest is not None and float(fastest.group(1)) == min(rounds)
-    assert ("Cold builds, the fastest of 2 rounds, the tools taking turns: desk "
-            + ", ".join(f"{s:.2f}" for s in rounds) + " s.") in written
+    assert ("Cold builds, the fastest of 2 rounds, the tools taking turns (each round "
+            "another goes first): desk " + ", ".join(f"{s:.2f}" for s in rounds) + " s.") in written
+
+
+def test_cold_goal_is_judged_fastest_against_fastest_and_round_by_round() -> None:
+    sys.path.insert(0, str(REPO / "bench"))
+    import bench  # type: ignore[import-not-found]
+
+    results = {"desk": {}, "Hugo": {}}
+    for number, (ours, theirs) in enumerate([(9.0, 6.0), (16.0, 17.0), (20.0, 19.0)], 1):
+        results["desk"][f"{bench.COLD_ROUND}{number}"] = (ours, 150.0)
+        results["Hugo"][f"{bench.COLD_ROUND}{number}"] = (theirs, 1400.0)
+    for name, row in results.items():
+        row["cold"] = (min(s for s, _ in row.values()), 1400.0 if name == "Hugo" else 150.0)
+        for phase in ("unchanged", "hourly", "one"):
+            row[phase] = (1.0, 60.0)
+    lines = "\n".join(bench.goals(10_000, results))
+    # 9/6, 16/17, 20/19: the median of the rounds' ratios is 20/19.
+    assert "| cold build ≤ 1.25× Hugo's, paired (median of the rounds' ratios) | 1.05× | met |" in lines
+    assert "| cold build ≤ 1.25× Hugo's (fastest against fastest) | 1.50× | not met |" in lines
+    table = "\n".join(bench.table(10_000, results, {"desk": "0.1.0", "Hugo": "0.168.0"}))
+    assert "desk ÷ Hugo, cold, round by round: 1.50×, 0.94×, 1.05× (median 1.05×)." in table
