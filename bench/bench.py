@@ -828,8 +828,8 @@ def table(count: int, results: dict[str, dict[str, tuple[float, float]]],
                   "rounds, the tools taking turns (each round another goes first): " + "; ".join(
                       f"{name} " + ", ".join(f"{s:.2f}" for s, _ in figures) + " s"
                       for name, figures in rounds.items() if figures) + "."]
-        for name in names:
-            paired = paired_ratios(rounds.get("desk", []), rounds[name])
+        for name in names if rounds.get("desk") else ():
+            paired = paired_ratios(rounds["desk"], rounds[name])
             if name != "desk" and paired:
                 lines += ["", f"desk ÷ {name}, cold, round by round: "
                           + ", ".join(f"{r:.2f}×" for r in paired)

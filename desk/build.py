@@ -361,8 +361,11 @@ class Plan:
             return
         # Every count-th unit: list pages of a kind cost alike and come one after another.
         shares = [todo[i::count] for i in range(count)]
+        # Workers write before the parent claims their files: each unlinks a file before
+        # writing it, so that no page ever writes through a link to the live site (a kept
+        # unit's file is one, in a fresh staging folder too).
         forked = start_unit_workers([[unit.render for unit, _ in share] for share in shares[1:]],
-                                    describe, self.writer.path, self.writer.recycled)
+                                    describe, self.writer.path, replace=True)
         try:
             done = [[self.writer.write(unit.render()) for unit, _ in shares[0]]]
             for worker in forked:

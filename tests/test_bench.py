@@ -65,3 +65,5 @@ def test_cold_goal_is_judged_fastest_against_fastest_and_round_by_round() -> Non
     assert "| cold build ≤ 1.25× Hugo's (fastest against fastest) | 1.50× | not met |" in lines
     table = "\n".join(bench.table(10_000, results, {"desk": "0.1.0", "Hugo": "0.168.0"}))
     assert "desk ÷ Hugo, cold, round by round: 1.50×, 0.94×, 1.05× (median 1.05×)." in table
+    without_desk = "\n".join(bench.table(10_000, {"Hugo": results["Hugo"]}, {"Hugo": "0.168.0"}))
+    assert "Hugo 6.00, 17.00, 19.00 s." in without_desk and "round by round" not in without_desk

@@ -113,7 +113,8 @@ def test_parallel_build_equals_single_process_build(tmp_path: Path,
     shared: list[int] = []
     start = desk.build.start_unit_workers
     monkeypatch.setattr("desk.build.start_unit_workers",
-                        lambda chunks, *args: shared.append(len(chunks)) or start(chunks, *args))
+                        lambda chunks, *args, **named: shared.append(len(chunks))
+                        or start(chunks, *args, **named))
     report = build(configs[1], Clock(NOW), jobs=3)
     assert shared == [2]  # two workers beside this process
     assert report.ok and report.files == len(tree(configs[1].output_dir)) - 1  # but the marker
@@ -133,6 +134,21 @@ def test_parallel_build_equals_single_process_build(tmp_path: Path,
     assert report.ok and report.reused == 0 and shared == [2, 2]
     assert tree(retitled.output_dir) == fresh(content, tmp_path, "fresh-retitled",
                                               page_size=4, title="Another desk")
+
+
+def test_forked_map_keeps_order_and_reports_a_failing_worker() -> None:
+    from desk.parallel import map_forked
+
+    items = list(range(1000))
+    assert map_forked(str, items, 3) == [str(i) for i in items]
+
+    def fails_late(n: int) -> int:
+        if n == 999:
+            raise ValueError("story 999 is broken")
+        return n
+
+    with pytest.raises(RuntimeError, match="story 999 is broken"):
+        map_forked(fails_late, items, 2)
 
 
 def test_page_workers_write_their_units_and_report_what_failed(tmp_path: Path) -> None:
@@ -160,6 +176,35 @@ def test_page_workers_write_their_units_and_report_what_failed(tmp_path: Path) -
         collect(workers)
     assert failed.value.finding == describe(ValueError("no such page"))
     assert not (tmp_path / "b/p/5").exists()  # the worker stopped at its failure
+
+
+def test_a_page_worker_never_writes_through_to_the_live_site(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker writes before the parent claims its files: even two units writing one file
+    (a bug, reported as such) must leave the live site as it was."""
+    from desk.build import Plan
+    from desk.keys import KeyMaker
+    from desk.ledger import Ledger
+    from desk.render import Output
+    from desk.render.context import Unit
+    from desk.state import UnitRecord
+    from desk.writer import Staging, WriteError
+
+    out = tmp_path / "public"
+    live = Staging(out)
+    live.write([Output("/a/", b"live page")])
+    live.swap_in("site-1")
+    keys = KeyMaker("site")
+    writer = Staging(out)  # a fresh staging folder: a kept unit's file is a link to the live one
+    ledger = Ledger({"/a/": UnitRecord.of("/a/", keys.key(("a",)), ("a/index.html",))}, writer)
+    monkeypatch.setattr("desk.build.PARALLEL_MIN_UNITS", 1)
+    units = [Unit("/a/", ("a",), lambda: [Output("/a/", b"never")]),  # kept: linked
+             Unit("/b/", ("b",), lambda: [Output("/b/", b"b")]),  # this process's share
+             Unit("/c/", ("c",), lambda: [Output("/a/", b"overwritten")])]  # the worker's
+    with pytest.raises(WriteError, match="two outputs for /a/index.html"):
+        Plan(keys, ledger, writer).write(iter(units), jobs=2, describe=lambda exc: None)
+    writer.discard()
+    assert (out / "a/index.html").read_bytes() == b"live page"
 
 
 def test_template_error_in_a_worker_is_reported_and_changes_nothing(tmp_path: Path) -> None:
