@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterator
 from datetime import UTC, date, datetime
 from functools import cache
+from operator import eq
 from typing import Annotated, Any, Literal, get_args
 from urllib.parse import urlsplit
 
@@ -109,7 +110,7 @@ def _order_like(value: Any, like: Any) -> Any:
     Both are plain JSON data (dumped, and parsed), so exact types are tested, and only
     arrays and objects are descended into: this runs for every value of every story."""
     if type(value) is dict and type(like) is dict:
-        if list(value) == list(like):
+        if len(value) == len(like) and all(map(eq, value, like)):
             # Already in order (the usual case): only what is below may need reordering,
             # in place (the dumped data is this function's own).
             for key, item in value.items():
@@ -125,9 +126,9 @@ def _order_like(value: Any, like: Any) -> Any:
             ordered.update((key, item) for key, item in value.items() if key not in ordered)
         return ordered
     if type(value) is list and type(like) is list and len(value) == len(like):
-        for i, (v, w) in enumerate(zip(value, like, strict=True)):
-            if type(v) in _NESTED:
-                value[i] = _order_like(v, w)
+        for i, item in enumerate(value):
+            if type(item) in _NESTED:
+                value[i] = _order_like(item, like[i])
         return value
     return value
 
