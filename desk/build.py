@@ -361,11 +361,8 @@ class Plan:
             return
         # Every count-th unit: list pages of a kind cost alike and come one after another.
         shares = [todo[i::count] for i in range(count)]
-        # Workers write before the parent claims their files: each unlinks a file before
-        # writing it, so that no page ever writes through a link to the live site (a kept
-        # unit's file is one, in a fresh staging folder too).
         forked = start_unit_workers([[unit.render for unit, _ in share] for share in shares[1:]],
-                                    describe, self.writer.path, replace=True)
+                                    describe, self.writer.path, self.writer.shares_files)
         try:
             done = [[self.writer.write(unit.render()) for unit, _ in shares[0]]]
             for worker in forked:
@@ -495,7 +492,7 @@ def _render_todo(todo: list[tuple[LoadedStory, str]], render: RenderUnit, writer
     chunks = _shares(todo, count)
     forked = start_workers(chunks[1:], render,
                            partial(describe_failure, templates_dir=ctx.config.templates_dir),
-                           writer.path, writer.recycled)
+                           writer.path, writer.shares_files)
     try:
         # This process renders the first share meanwhile.
         yield from _render_here(chunks[0], render, writer, workers.progress,

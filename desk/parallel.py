@@ -11,7 +11,6 @@ elsewhere the same build runs in one process, with the same output.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import multiprocessing
 import os
 import signal
@@ -107,8 +106,8 @@ def start_workers(
     replace: bool = False,
 ) -> list[Worker]:
     """Fork one worker per chunk; each renders its stories and writes them below root
-    (`replace`: unlinking each file first, as in a recycled folder). `describe` turns a
-    failure into the finding to report (None: an unexpected error)."""
+    (`replace`: unlinking each file first, where one may be a link to the live site).
+    `describe` turns a failure into the finding to report (None: an unexpected error)."""
     return [_fork(_work, (partial(_write_stories, chunk, render), describe, root, replace))
             for chunk in chunks]
 
@@ -221,9 +220,6 @@ def _write_units(chunk: Sequence[Callable[[], Iterable[Output]]], pool: FilePool
 
 def _die_with_parent() -> None:
     """Linux: a killed build takes its workers with it, so nothing writes after it."""
-    name = ctypes.util.find_library("c")
-    if name is None:
-        return
-    prctl = getattr(ctypes.CDLL(name), "prctl", None)
+    prctl = getattr(ctypes.CDLL(None), "prctl", None)  # the C library, as desk.heap finds it
     if prctl is not None:
         prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG

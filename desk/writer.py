@@ -129,7 +129,7 @@ class SiteWriter(Protocol):
     bytes: int
 
     @property
-    def recycled(self) -> bool: ...
+    def shares_files(self) -> bool: ...
 
     def write(self, outputs: Iterable[Output]) -> tuple[str, ...]: ...
     def copy(self, source: Path, path: str) -> None: ...
@@ -306,9 +306,12 @@ class Staging:
         return spare
 
     @property
-    def recycled(self) -> bool:
-        """True when the staging folder is the recycled spare."""
-        return self._spare is not None
+    def shares_files(self) -> bool:
+        """True when a staged file may be a hard link to the live site's: the staging
+        folder is the recycled spare, or this build kept a unit by linking its files. A
+        render worker, which writes before this process claims its files, then unlinks
+        each file before writing it."""
+        return self._spare is not None or bool(self._kept.names or self._kept.folders)
 
     def loose_files(self, rendered: Callable[[], set[str]]) -> tuple[str, ...]:
         """The staged files that belong to no unit (assets, feeds, sitemaps...);
@@ -542,7 +545,8 @@ def _remove_quietly(path: str) -> None:
 
 # A new file, or an old one emptied, written through the file descriptor alone: a site
 # is tens of thousands of small files, and Python's file objects cost more than writing.
-_CREATE = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_BINARY", 0)
+_WRITE = os.O_WRONLY | getattr(os, "O_BINARY", 0)
+_CREATE = _WRITE | os.O_CREAT | os.O_TRUNC
 
 
 def _write_file(target: str, data: bytes) -> None:
@@ -585,7 +589,7 @@ def _replace_file(target: str, data: bytes) -> None:
         return
     # Only the recycled folder has this file: rewriting it in place spares the
     # allocation of a new file, the slowest thing this kind of disk does.
-    fd = os.open(target, os.O_WRONLY | getattr(os, "O_BINARY", 0))
+    fd = os.open(target, _WRITE)
     try:
         _write_all(fd, data)
         os.ftruncate(fd, len(data))
@@ -700,8 +704,8 @@ class LiveFolder:
         raise WriteError("render workers cannot write into a live folder")
 
     @property
-    def recycled(self) -> bool:
-        """Never: the live preview keeps no spare."""
+    def shares_files(self) -> bool:
+        """Never: the live preview keeps no spare and links nothing."""
         return False
 
     def loose_files(self, rendered: Callable[[], set[str]]) -> tuple[str, ...]:
