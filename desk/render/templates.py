@@ -4,19 +4,23 @@ from __future__ import annotations
 
 import json
 import traceback
+from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import lru_cache
 from pathlib import Path
+from types import CodeType
+from typing import Any
 
 from jinja2 import (
     Environment,
     StrictUndefined,
+    Template,
     TemplateError,
     TemplateSyntaxError,
     select_autoescape,
 )
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from desk import urls
 from desk.config import Config
@@ -50,7 +54,37 @@ def make_environment(config: Config, reload: bool = True) -> Environment:
         md_code=md_code,
         md_fence=md_fence,
     )
+    env.template_class = DeskTemplate
     return env
+
+
+def escape_text(value: object) -> str:
+    """What markupsafe's escape gives, as a plain string: the text of `{{ value }}` in
+    an autoescaped template.
+
+    A page shows a few hundred values and each became a Markup object on the way to
+    being joined into the page: this is a quarter of that cost for plain text."""
+    if type(value) is str:
+        if "&" in value or "<" in value or ">" in value or '"' in value or "'" in value:
+            return (value.replace("&", "&amp;").replace(">", "&gt;").replace("<", "&lt;")
+                    .replace("'", "&#39;").replace('"', "&#34;"))
+        return value
+    return escape(value)
+
+
+class DeskTemplate(Template):
+    """A template whose autoescaped output goes through escape_text.
+
+    Compiled template code calls the `escape` of its own module namespace (one per
+    template, shared by its blocks and macros) for every value it outputs."""
+
+    @classmethod
+    def from_code(cls, environment: Environment, code: CodeType,
+                  globals: MutableMapping[str, Any],
+                  uptodate: Callable[[], bool] | None = None) -> Template:
+        template = super().from_code(environment, code, globals, uptodate)
+        template.root_render_func.__globals__["escape"] = escape_text
+        return template
 
 
 def utc_time(value: datetime) -> str:
