@@ -21,6 +21,7 @@ from pydantic import (
     model_validator,
 )
 
+from desk.models import check_url
 from desk.segments import check_segment
 
 # A site's own configuration file; a pyproject.toml with a [tool.desk] table works too.
@@ -81,6 +82,7 @@ class Config(BaseModel):
         parts = urlsplit(value)
         if parts.scheme not in ("http", "https") or not parts.netloc:
             raise ValueError("base_url must be an absolute http(s) URL")
+        check_url(value)  # every page's links and a story's index.json are made from it
         if parts.query or parts.fragment:
             raise ValueError("base_url may not have a query or fragment")
         return value.rstrip("/")

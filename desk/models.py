@@ -2,8 +2,8 @@
 
 Field names are the JSON keys. Models are frozen and validated once, by the loader; the
 rest of desk trusts them. Unknown keys are kept (so `index.json` loses nothing) and the
-loader reports them as warnings. `to_json_data` puts a story back in the key order of the
-input it was validated from.
+loader reports them as warnings. `order_like` puts a story's dumped data back in the key
+order of the input it was validated from.
 """
 
 from __future__ import annotations
@@ -49,7 +49,8 @@ def _to_utc(value: datetime) -> datetime:
 _URL_FORBIDDEN = re.compile("[\\s\x00-\x1f<>\"'`]")
 
 
-def _check_url(value: str) -> str:
+def check_url(value: str) -> str:
+    """An absolute http(s) URL without white space, control characters or quotes."""
     parts = urlsplit(value)
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise ValueError("must be an absolute http(s) URL")
@@ -60,7 +61,7 @@ def _check_url(value: str) -> str:
 
 UtcDatetime = Annotated[AwareDatetime, BeforeValidator(_require_text), AfterValidator(_to_utc)]
 IsoDate = Annotated[date, BeforeValidator(_require_text)]
-HttpUrl = Annotated[str, AfterValidator(_check_url)]
+HttpUrl = Annotated[str, AfterValidator(check_url)]
 Segment = Annotated[str, AfterValidator(check_segment)]
 Edition = Annotated[str, AfterValidator(check_edition)]
 
@@ -103,7 +104,7 @@ class DeskModel(BaseModel):
             yield from _unknown_in(value, f"{pointer}/{escape_pointer(key)}")
 
 
-def _order_like(value: Any, like: Any) -> Any:
+def order_like(value: Any, like: Any) -> Any:
     """Dumped data put back in the key order of the input it was validated from: keys the
     input had come in its order, keys it lacked (recomputed URLs) after them.
 
@@ -115,20 +116,20 @@ def _order_like(value: Any, like: Any) -> Any:
             # in place (the dumped data is this function's own).
             for key, item in value.items():
                 if type(item) in _NESTED:
-                    value[key] = _order_like(item, like[key])
+                    value[key] = order_like(item, like[key])
             return value
         ordered = {}
         for key in like:
             if key in value:
                 item = value[key]
-                ordered[key] = _order_like(item, like[key]) if type(item) in _NESTED else item
+                ordered[key] = order_like(item, like[key]) if type(item) in _NESTED else item
         if len(ordered) != len(value):
             ordered.update((key, item) for key, item in value.items() if key not in ordered)
         return ordered
     if type(value) is list and type(like) is list and len(value) == len(like):
         for i, item in enumerate(value):
             if type(item) in _NESTED:
-                value[i] = _order_like(item, like[i])
+                value[i] = order_like(item, like[i])
         return value
     return value
 
@@ -351,13 +352,6 @@ class Story(DeskModel):
     def trust(self) -> str:
         """The trust level label ('confirmed', ...) or ''."""
         return self.labels.trust
-
-    def to_json_data(self, like: dict[str, Any] | None = None) -> dict[str, Any]:
-        """The story as JSON-ready data, unknown keys kept, in the key order of `like` (the
-        parsed input it was validated from) when given."""
-        data: dict[str, Any] = self.model_dump(mode="json", by_alias=True, exclude_unset=True)
-        return _order_like(data, like) if like is not None else data
-
 
 
 # How long a withdrawal's public reason may be, in characters.

@@ -8,6 +8,11 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from desk.config import Config
+from desk.loader import expected_urls
+from desk.models import Links, Story, order_like
+from desk.render.json import encode
+
 REPO = Path(__file__).resolve().parent.parent
 SEED_PATH = REPO / "content" / "stories" / "2026-11-14" / "inference-throughput-race-kimi-deepseek.json"
 
@@ -109,3 +114,26 @@ def write_withdrawal(content: Path, story_id: str, reason: str = "Its main sourc
     data = {"id": story_id, "withdrawn_at": withdrawn_at, "reason": reason}
     path.write_text(json.dumps(data, ensure_ascii=False, indent=2), encoding="utf-8")
     return path
+
+
+def published_story(story: Story, config: Config) -> Story:
+    """What index.json says, defined by the models (desk.render.json.story_json patches
+    its dump instead): the story with url, links and reuse.canonical_url as laid out."""
+    expected = expected_urls(story, config)
+    links = Links.model_validate({key: expected[f"/links/{key}"]
+                                  for key in ("html", "json", "markdown", "newsroom",
+                                              "edition")})
+    if story.links is not None:  # the input's key order and extra keys are kept
+        links = story.links.model_copy(update=dict(links))
+    update: dict[str, Any] = {"url": expected["/url"], "links": links}
+    if story.reuse is not None:
+        update["reuse"] = story.reuse.model_copy(
+            update={"canonical_url": expected["/reuse/canonical_url"]})
+    return story.model_copy(update=update)
+
+
+def published_json(story: Story, config: Config, like: dict[str, Any]) -> bytes:
+    """index.json by the models: published_story dumped in the key order of `like`."""
+    data = published_story(story, config).model_dump(mode="json", by_alias=True,
+                                                     exclude_unset=True)
+    return encode(order_like(data, like))

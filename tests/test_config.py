@@ -63,6 +63,8 @@ def test_this_repository_keeps_its_own_base_url() -> None:
      "pyproject.toml: tool.desk.base_url: required: the absolute URL"),
     ("desk.toml", 'base_url = "news.example.org"\n',
      "desk.toml: base_url: base_url must be an absolute http(s) URL"),
+    ("desk.toml", 'base_url = "https://x.example/a\\"b"\n',
+     "desk.toml: base_url: URL contains a space, control character or quote"),
     ("desk.toml", 'base_url = "https://x.example"\ntool = 1\n',
      "desk.toml: tool: Extra inputs are not permitted"),
 ])

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
+from typing import Any
 
 from conftest import NOW
-from storygen import SEED_PATH, make_story, seed, write_story
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from storygen import SEED_PATH, make_story, published_json, seed, write_story
 
 from desk.config import Config
 from desk.models import Story
@@ -73,3 +77,42 @@ def test_bom_and_offsets_are_accepted_and_normalised(desk, content: Path, tmp_pa
     assert result.exit_code == 0, result.stderr
     built = json.loads((out / "stories/2026-11-14/story-number-2/index.json").read_text())
     assert built["published_at"] == "2026-11-14T12:02:00Z"
+
+
+EXAMPLES = int(os.environ.get("DESK_FUZZ_EXAMPLES", "300"))
+LINK_KEYS = ["html", "json", "markdown", "newsroom", "edition"]
+URL = st.sampled_from(["https://old.example/a/", "http://Old.Example:8080/x?y=1", None])
+# What the input may say of url, links and reuse: nothing, null, or keys in any order
+# and subset, unknown ones among them.
+ABSENT = object()
+LINKS = st.one_of(
+    st.just(ABSENT), st.none(),
+    st.lists(st.sampled_from([*LINK_KEYS, "x_more"]), unique=True).flatmap(
+        lambda keys: st.fixed_dictionaries({key: URL for key in keys})))
+REUSE = st.one_of(
+    st.just(ABSENT), st.none(),
+    st.permutations([*seed()["reuse"], "x_note"]).flatmap(
+        lambda keys: st.lists(st.sampled_from(keys), unique=True).map(
+            lambda chosen: {key: seed()["reuse"].get(key, "kept") for key in keys
+                            if key in chosen})))
+BASES = st.sampled_from(["https://hangingcontext.com", "https://Staging.Example/desk/",
+                         "http://localhost:8000", "https://café.example/sub",
+                         "https://h.example/a%20b/"])
+
+
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(url=st.one_of(st.just(ABSENT), URL), links=LINKS, reuse=REUSE, base=BASES,
+       at=st.integers(0, 30))
+def test_index_json_is_what_the_models_say(url: Any, links: Any, reuse: Any, base: str,
+                                           at: int) -> None:
+    """story_json patches the dump; the models' own way (model_copy, then dump) is the
+    definition, byte for byte, wherever the input puts or leaves out the three."""
+    raw = {k: v for k, v in seed().items() if k not in ("url", "links", "reuse")}
+    items = list(raw.items())
+    for key, value in (("url", url), ("links", links), ("reuse", reuse)):
+        if value is not ABSENT:
+            items.insert(at % (len(items) + 1), (key, value))
+    raw = dict(items)
+    model = Story.model_validate(raw)
+    config = Config(base_url=base)
+    assert story_json(model, config, raw) == published_json(model, config, raw)

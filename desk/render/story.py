@@ -64,7 +64,7 @@ def story_meta(view: StoryView, config: Config) -> PageMeta:
     )
 
 
-def render_story(story: Story, raw: dict[str, Any] | None, ctx: RenderContext,
+def render_story(story: Story, raw: dict[str, Any], ctx: RenderContext,
                  draft: bool = False, search_entry: str = "") -> tuple[list[Output], StoryView]:
     """Render one story in all three formats (`raw`: the parsed input, for key order;
     `draft`: a draft shown in the preview, marked as such; `search_entry`: what names
