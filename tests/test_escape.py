@@ -60,6 +60,10 @@ def test_every_template_and_its_macros_show_values_through_escape_text(env: Envi
         assert template.root_render_func.__globals__["escape"] is escape_text, name
     made = env.from_string("{{ x }}")
     assert made.root_render_func.__globals__["escape"] is escape_text
+    # And the compiled code looks the name up there as it renders.
+    shown: list[object] = []
+    made.root_render_func.__globals__["escape"] = lambda value: shown.append(value) or ""
+    assert made.render(x="<a>") == "" and shown == ["<a>"]
 
 
 @settings(max_examples=EXAMPLES // 3, deadline=None)

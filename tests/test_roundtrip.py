@@ -80,14 +80,14 @@ def test_bom_and_offsets_are_accepted_and_normalised(desk, content: Path, tmp_pa
 
 
 EXAMPLES = int(os.environ.get("DESK_FUZZ_EXAMPLES", "300"))
-LINK_KEYS = ["html", "json", "markdown", "newsroom", "edition"]
 URL = st.sampled_from(["https://old.example/a/", "http://Old.Example:8080/x?y=1", None])
 # What the input may say of url, links and reuse: nothing, null, or keys in any order
-# and subset, unknown ones among them.
+# and subset, unknown ones among them, and a link named by its field name (json_).
 ABSENT = object()
-LINKS = st.one_of(
+INPUT_LINKS = st.one_of(
     st.just(ABSENT), st.none(),
-    st.lists(st.sampled_from([*LINK_KEYS, "x_more"]), unique=True).flatmap(
+    st.lists(st.sampled_from(["html", "json", "json_", "markdown", "newsroom", "edition",
+                              "x_more"]), unique=True).flatmap(
         lambda keys: st.fixed_dictionaries({key: URL for key in keys})))
 REUSE = st.one_of(
     st.just(ABSENT), st.none(),
@@ -101,13 +101,15 @@ BASES = st.sampled_from(["https://hangingcontext.com", "https://Staging.Example/
 
 
 @settings(max_examples=EXAMPLES, deadline=None)
-@given(url=st.one_of(st.just(ABSENT), URL), links=LINKS, reuse=REUSE, base=BASES,
-       at=st.integers(0, 30))
+@given(url=st.one_of(st.just(ABSENT), URL), links=INPUT_LINKS, reuse=REUSE, base=BASES,
+       at=st.integers(0, 30), schema=st.sampled_from(["schema", "schema_"]))
 def test_index_json_is_what_the_models_say(url: Any, links: Any, reuse: Any, base: str,
-                                           at: int) -> None:
+                                           at: int, schema: str) -> None:
     """story_json patches the dump; the models' own way (model_copy, then dump) is the
-    definition, byte for byte, wherever the input puts or leaves out the three."""
-    raw = {k: v for k, v in seed().items() if k not in ("url", "links", "reuse")}
+    definition, byte for byte, wherever the input puts or leaves out the three (and
+    whichever name it gives the schema field)."""
+    raw = {schema if k == "schema" else k: v for k, v in seed().items()
+           if k not in ("url", "links", "reuse")}
     items = list(raw.items())
     for key, value in (("url", url), ("links", links), ("reuse", reuse)):
         if value is not ABSENT:

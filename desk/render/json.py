@@ -21,16 +21,15 @@ def encode(data: Any) -> bytes:
         return (json.dumps(data, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
 
 
-# The links index.json gives every story, by their JSON key, with the expected_urls
-# pointer of each.
-LINKS = {"html": "/links/html", "json": "/links/json", "markdown": "/links/markdown",
-         "newsroom": "/links/newsroom", "edition": "/links/edition"}
+# The links index.json gives every story, by their JSON keys, in the model's order.
+LINK_KEYS = ("html", "json", "markdown", "newsroom", "edition")
 
 
 def story_json(story: Story, config: Config, like: dict[str, Any]) -> bytes:
     """index.json: the story in schema hangingcontext.desk/1, with url, links and
     reuse.canonical_url recomputed from the layout, in the key order of `like` (the parsed
-    input it was validated from); keys the input lacked come after its own.
+    input it was validated from); keys the input lacked come after its own, in the
+    models' order.
 
     What the story's model says with those three replaced (its `model_copy`) and dumped,
     patched into the dump instead: copying models cost twice the rest of index.json.
@@ -38,12 +37,16 @@ def story_json(story: Story, config: Config, like: dict[str, Any]) -> bytes:
     the rest of each is made of checked path segments."""
     data: dict[str, Any] = story.model_dump(mode="json", by_alias=True, exclude_unset=True)
     expected = expected_urls(story, config)
-    data["url"] = expected["/url"]  # where the input had it, else after the input's keys
+    # url and then links, where the input lacked them, go after its keys in the models'
+    # order (the only other key a dump may add is the first field's, `schema`, when the
+    # input named it by its field name, schema_).
+    data["url"] = expected["/url"]
     links = data.get("links")
-    if type(links) is not dict:
-        links = data["links"] = {}
-    for key, pointer in LINKS.items():
-        links[key] = expected[pointer]
+    # All five links in the model's order, then the input's other keys: as a dump of
+    # the model with every link set (an input may name one by its field name, json_).
+    data["links"] = {**{key: expected[f"/links/{key}"] for key in LINK_KEYS},
+                     **({k: v for k, v in links.items() if k not in LINK_KEYS}
+                        if type(links) is dict else {})}
     if story.reuse is not None:
         data["reuse"]["canonical_url"] = expected["/reuse/canonical_url"]
     return encode(order_like(data, like))

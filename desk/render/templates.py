@@ -75,8 +75,9 @@ def escape_text(value: object) -> str:
 class DeskTemplate(Template):
     """A template whose autoescaped output goes through escape_text.
 
-    Compiled template code calls the `escape` of its own module namespace (one per
-    template, shared by its blocks and macros) for every value it outputs."""
+    Where autoescape is on, compiled template code calls the `escape` of its own module
+    namespace (one per template, shared by its blocks and macros) for every value it
+    outputs; constants were escaped when it was compiled."""
 
     @classmethod
     def from_code(cls, environment: Environment, code: CodeType,
