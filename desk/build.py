@@ -22,7 +22,7 @@ is no second path. Walking one story through:
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import partial
@@ -335,7 +335,7 @@ class Plan:
         there are many; `describe` names a worker's failure (see describe_failure)."""
         todo = self._to_render(units)
         done = (self._shared(list(todo), jobs, describe) if jobs > 1 and describe is not None
-                else ((unit, key, self.writer.write(unit.render())) for unit, key in todo))
+                else self._here(todo))
         for unit, key, files in done:
             if key is not None:
                 self.ledger.record_files(unit.id, key, files)
@@ -351,13 +351,19 @@ class Plan:
             if self.ledger.reuse(unit.id, key) is None:
                 yield unit, key
 
+    def _here(self, todo: Iterable[tuple[Unit, str | None]]
+              ) -> Iterator[tuple[Unit, str | None, tuple[str, ...]]]:
+        """Each unit with its files, rendered and written in this process as it comes."""
+        for unit, key in todo:
+            yield unit, key, self.writer.write(unit.render())
+
     def _shared(self, todo: list[tuple[Unit, str | None]], jobs: int, describe: Describe
                 ) -> Iterator[tuple[Unit, str | None, tuple[str, ...]]]:
         """Each unit with its files, in order, its share rendered here or in a forked
         worker (all here when they are few)."""
         count = min(jobs, len(todo) // PARALLEL_MIN_UNITS)
         if count <= 1:
-            yield from ((unit, key, self.writer.write(unit.render())) for unit, key in todo)
+            yield from self._here(todo)
             return
         # Every count-th unit: list pages of a kind cost alike and come one after another.
         shares = [todo[i::count] for i in range(count)]

@@ -198,24 +198,26 @@ def _write_stories(chunk: Sequence[tuple[LoadedStory, str]], render: RenderUnit,
     results = []
     for item, key in chunk:
         outputs, record = render(item, key)
-        for output in outputs:
-            pool.write(relative_file(output.path), output.data)
+        _write_outputs(outputs, pool)
         results.append(record)
     return results
 
 
 def _write_units(chunk: Sequence[Callable[[], Iterable[Output]]], pool: FilePool
                  ) -> list[tuple[tuple[str, ...], int]]:
-    results = []
-    for render in chunk:
-        files, size = [], 0
-        for output in render():  # written as made: a sitemap comes a part at a time
-            relative = relative_file(output.path)
-            pool.write(relative, output.data)
-            files.append(relative)
-            size += len(output.data)
-        results.append((tuple(files), size))
-    return results
+    # Written as made: a sitemap comes a part at a time.
+    return [_write_outputs(render(), pool) for render in chunk]
+
+
+def _write_outputs(outputs: Iterable[Output], pool: FilePool) -> tuple[tuple[str, ...], int]:
+    """Write outputs below the pool's root, each as it comes; their files and size."""
+    files, size = [], 0
+    for output in outputs:
+        relative = relative_file(output.path)
+        pool.write(relative, output.data)
+        files.append(relative)
+        size += len(output.data)
+    return tuple(files), size
 
 
 def _die_with_parent() -> None:

@@ -9,7 +9,7 @@ import orjson
 
 from desk.config import Config
 from desk.loader import expected_urls
-from desk.models import Story, order_like
+from desk.models import Links, Story, order_like
 
 
 def encode(data: Any) -> bytes:
@@ -22,7 +22,7 @@ def encode(data: Any) -> bytes:
 
 
 # The links index.json gives every story, by their JSON keys, in the model's order.
-LINK_KEYS = ("html", "json", "markdown", "newsroom", "edition")
+LINK_KEYS = tuple(field.alias or name for name, field in Links.model_fields.items())
 
 
 def story_json(story: Story, config: Config, like: dict[str, Any]) -> bytes:
