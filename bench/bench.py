@@ -736,7 +736,7 @@ def fresh_runner(tool: Tool, seed: dict[str, Any], count: int, phases: tuple[str
 
 
 # Stories a correction sweep edits among the oldest thousand: more than a tenth of a
-# sealed bundle, so that bundle is indexed again (desk.bundles.STALE_SHARE).
+# sealed bundle, so that bundle is indexed again (desk.search.bundles.STALE_SHARE).
 SWEEP = 120
 
 
@@ -789,7 +789,7 @@ def fresh_checkout(content: Path) -> None:
 
 def bytes_per_story(folder: Path, count: int) -> tuple[float, str]:
     """The built site's bytes per story, and per story by part (story HTML, JSON...)."""
-    from desk.budget import measure  # desk's own measure: the figure `--report` gives
+    from desk.publish.budget import measure  # desk's own measure: the figure `--report` gives
 
     size = measure(folder, count)
     parts = ", ".join(f"{part} {total / count / 1000:.1f} KB"

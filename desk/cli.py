@@ -20,11 +20,13 @@ from typing import Any
 
 import click
 
-from desk.annotations import annotation
-from desk.budget import budget_data, measure, stories_per_day, worth_measuring
-from desk.build import BuildReport, build
-from desk.cache import BuildCache, remembered_history
-from desk.catalog import Clock
+from desk.build.cache import BuildCache, remembered_history
+from desk.build.heap import frozen_heap, large_blocks_returned
+from desk.build.holdback import HeldStory
+from desk.build.inspection import inspect_content
+from desk.build.parallel import MAX_JOBS, default_jobs, fork_safe
+from desk.build.pipeline import BuildReport, build
+from desk.build.target import ChangesOnly, FreshStaging, RecycledSpare, Target
 from desk.config import (
     CONFIG_FILE,
     Config,
@@ -34,16 +36,14 @@ from desk.config import (
     load_config,
     load_deploy_config,
 )
-from desk.findings import Finding
-from desk.heap import frozen_heap, large_blocks_returned
-from desk.history import UrlHistory, read_history_file
-from desk.holdback import HeldStory
-from desk.inspection import inspect_content
-from desk.linkcheck import check_links
-from desk.parallel import MAX_JOBS, default_jobs, fork_safe
-from desk.report import report_data, report_markdown, size_line
+from desk.content.catalog import Clock
+from desk.content.findings import Finding
+from desk.content.history import UrlHistory, read_history_file
+from desk.publish.annotations import annotation
+from desk.publish.budget import budget_data, measure, stories_per_day, worth_measuring
+from desk.publish.linkcheck import check_links
+from desk.publish.report import report_data, report_markdown, size_line
 from desk.scaffold import ScaffoldError, scaffold
-from desk.target import ChangesOnly, FreshStaging, RecycledSpare, Target
 
 QUIET, NORMAL, VERBOSE = -1, 0, 1
 # `desk build --hold-back`'s exit status when it held back stories (the site was written).
@@ -403,7 +403,7 @@ def serve_command(content: Path | None, host: str, port: int, now: datetime | No
                   verbose: bool) -> None:
     """Serve a live preview that rebuilds and reloads open pages on every save."""
     # Imported here: a build would hold the preview server's modules (about 6 MB) for nothing.
-    from desk.serve import DevServer, ServeError
+    from desk.serve.server import DevServer, ServeError
 
     level = verbosity(quiet, verbose)
 
@@ -496,11 +496,11 @@ def deploy_command(target_url: str, endpoint_url: str | None, dry_run: bool,
     and deploy that). Other failures exit 1.
     """
     # Imported here: boto3 takes longer to import than a small build takes to run.
+    from desk.build.writer import MARKER
     from desk.deploy.run import ChangesRefused, DeployError, deploy
     from desk.deploy.store import Bucket, make_client
     from desk.deploy.summary import deploy_data, deploy_line, deploy_markdown
     from desk.deploy.target import Target
-    from desk.writer import MARKER
 
     config = make_config(config_file)
     settings = deploy_settings(config_file, max_deletes)

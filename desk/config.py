@@ -21,8 +21,8 @@ from pydantic import (
     model_validator,
 )
 
-from desk.models import check_url
-from desk.segments import check_segment
+from desk.content.models import check_url
+from desk.content.segments import check_segment
 
 # A site's own configuration file; a pyproject.toml with a [tool.desk] table works too.
 CONFIG_FILE = "desk.toml"
@@ -60,7 +60,7 @@ class Config(BaseModel):
     search: bool = True
     # Pages per Pagefind run (its memory grows with them: about 0.35 MB a story page) and
     # the new or edited stories indexed again every build before they are sealed (see
-    # desk.bundles). Neither changes any page. 1,000 pages (about 350 MB) keep a sealing
+    # desk.search.bundles). Neither changes any page. 1,000 pages (about 350 MB) keep a sealing
     # hour's publish of a 100,000-story archive, desk included, under 1 GB.
     search_bundle_pages: int = Field(default=1000, ge=1)
     search_fresh_pages: int = Field(default=250, ge=0)
@@ -106,7 +106,7 @@ class Config(BaseModel):
 
 
 class CacheControl(BaseModel):
-    """The Cache-Control header `desk deploy` gives each kind of file (see desk.kinds)."""
+    """The Cache-Control header `desk deploy` gives each kind of file (see desk.render.kinds)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 

@@ -15,7 +15,7 @@ from string import Template
 from pydantic import ValidationError
 
 from desk.config import CONFIG_FILE, Config
-from desk.theme import shipped
+from desk.render.theme import shipped
 
 EXAMPLE_STORY = "content/stories/2026-11-14/inference-throughput-race-kimi-deepseek.json"
 # Target in the new site: starter file (copied as it is, or filled in when a Template).

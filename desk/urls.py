@@ -11,7 +11,7 @@ from pathlib import PurePosixPath
 from urllib.parse import quote, urlsplit
 
 from desk.config import Config
-from desk.segments import check_edition, check_segment
+from desk.content.segments import check_edition, check_segment
 
 HOME = "/"
 NEWSROOMS = "/n/"

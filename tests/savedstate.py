@@ -1,4 +1,4 @@
-"""Tampering with a saved state's file (desk.state) as a test needs: its meta values and
+"""Tampering with a saved state's file (desk.build.state) as a test needs: its meta values and
 its units' keys, edited in place as another program could."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from desk.state import SUFFIX
+from desk.build.state import SUFFIX
 
 
 def state_files(cache_dir: Path) -> list[Path]:

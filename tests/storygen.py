@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from desk.config import Config
-from desk.loader import expected_urls
-from desk.models import Links, Story, order_like
+from desk.content.loader import expected_urls
+from desk.content.models import Links, Story, order_like
 from desk.render.json import encode
 
 REPO = Path(__file__).resolve().parent.parent

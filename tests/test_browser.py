@@ -149,10 +149,10 @@ def test_moved_stories_redirect_in_chromium(browser_page, tmp_path: Path) -> Non
     in the built site and in the preview (which starts from the built site's history)."""
     from playwright.sync_api import expect
 
-    from desk.build import build
-    from desk.catalog import Clock
+    from desk.build.pipeline import build
     from desk.config import load_config
-    from desk.serve import DevServer
+    from desk.content.catalog import Clock
+    from desk.serve.server import DevServer
 
     content, out = tmp_path / "content", tmp_path / "public"
     settings = {"content_dir": content, "output_dir": out, "cache_dir": tmp_path / "cache"}

@@ -11,7 +11,8 @@ from click.testing import CliRunner
 from conftest import Result
 from storygen import REPO, make_corpus
 
-from desk.budget import (
+from desk.cli import main
+from desk.publish.budget import (
     PAGES_LIMIT,
     SiteSize,
     budget_warning,
@@ -20,7 +21,6 @@ from desk.budget import (
     stories_per_day,
     worth_measuring,
 )
-from desk.cli import main
 
 NOW = datetime(2026, 11, 15, tzinfo=UTC)
 

@@ -7,8 +7,8 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from desk.bundles import Layout, Limits, Member, plan, stale_tokens
-from desk.keys import sealed_bundle, search_entry
+from desk.content.digests import search_entry
+from desk.search.bundles import Layout, Limits, Member, plan, sealed_bundle, stale_tokens
 
 LIMITS = Limits(bundle_pages=10, fresh_pages=4)
 

@@ -31,7 +31,7 @@ from desk.config import ConfigError, load_config, load_deploy_config
 from desk.deploy.headers import content_type
 from desk.deploy.plan import MANIFEST
 from desk.deploy.target import Target
-from desk.kinds import KINDS, kind_of
+from desk.render.kinds import KINDS, kind_of
 
 KEY, SECRET = "desk-test-key-0001", "desk-test-secret-0001"
 BUCKET = "desk"

@@ -16,12 +16,12 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from storygen import REPO, make_story
 
-from desk.build import render_context
-from desk.catalog import Clock, Content, build_catalog
+from desk.build.pipeline import render_context
 from desk.config import load_config
-from desk.findings import Finding
-from desk.loader import LoadedStory, load_story_file
-from desk.prose import clean_text
+from desk.content.catalog import Clock, Content, build_catalog
+from desk.content.findings import Finding
+from desk.content.loader import LoadedStory, load_story_file
+from desk.content.prose import clean_text
 from desk.render.feeds import feed_units
 
 NOW = datetime(2026, 11, 15, tzinfo=UTC)

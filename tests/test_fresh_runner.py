@@ -23,9 +23,9 @@ from searchindex import live_entries, without_search
 from storygen import make_story, write_story
 from test_deploy import BUCKET, Server, Site, aws_env, live, run_deploy, s3, stored
 
+from desk.build.writer import CHANGES, StagedFiles
 from desk.deploy.plan import MANIFEST
 from desk.urls import USUAL_FILES
-from desk.writer import CHANGES, StagedFiles
 
 __all__ = ["aws_env", "s3"]  # fixtures, used by name
 

@@ -16,14 +16,14 @@ from conftest import tree
 from savedstate import state_files
 from storygen import REPO, make_corpus, make_story, write_story
 
-from desk.build import build
-from desk.cache import BuildCache, FileRecord, InspectionCache, file_stat
-from desk.catalog import Clock
+from desk.build.cache import BuildCache, FileRecord, InspectionCache, file_stat
+from desk.build.keys import check_key
+from desk.build.pipeline import build
+from desk.build.state import packed_stat, stat_values
 from desk.config import Config, load_config
-from desk.gitblobs import CleanFiles, blob_id, clean_blobs
-from desk.history import UrlHistory, read_history_file
-from desk.keys import check_key
-from desk.state import packed_stat, stat_values
+from desk.content.catalog import Clock
+from desk.content.gitblobs import CleanFiles, blob_id, clean_blobs
+from desk.content.history import UrlHistory, read_history_file
 
 NOW = datetime(2026, 11, 11, tzinfo=UTC)
 

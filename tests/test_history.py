@@ -11,12 +11,12 @@ import pytest
 from savedstate import edit_meta
 from storygen import REPO, make_story, write_story
 
-from desk.build import build
-from desk.cache import BuildCache
-from desk.catalog import Clock
+from desk.build.cache import BuildCache
+from desk.build.pipeline import build
+from desk.build.state import SavedState, read_state, write_state
 from desk.config import load_config
-from desk.history import UrlHistory, history_from_json, read_history_file, redirects
-from desk.state import SavedState, read_state, write_state
+from desk.content.catalog import Clock
+from desk.content.history import UrlHistory, history_from_json, read_history_file, redirects
 
 A, B, C = (f"/stories/2026-11-14/{slug}/" for slug in ("a", "b", "c"))
 NOW = datetime(2026, 11, 15, tzinfo=UTC)

@@ -16,14 +16,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from storygen import REPO, make_corpus, make_story, write_story
 
-from desk.annotations import annotation, pointer_line
-from desk.build import build
-from desk.cache import BuildCache
-from desk.catalog import Clock
+from desk.build.cache import BuildCache
+from desk.build.pipeline import build
 from desk.cli import HELD_BACK, main
 from desk.config import load_config
-from desk.findings import Finding
-from desk.history import read_history_file
+from desk.content.catalog import Clock
+from desk.content.findings import Finding
+from desk.content.history import read_history_file
+from desk.publish.annotations import annotation, pointer_line
 
 NOW = "2026-11-15T00:00:00Z"
 PAGES = ("index.html", "index.md", "index.json")

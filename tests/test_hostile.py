@@ -21,11 +21,11 @@ from hypothesis import strategies as st
 from safety import assert_inert
 from storygen import REPO, make_story, published_story, write_story
 
-from desk.build import build
-from desk.catalog import Clock
+from desk.build.pipeline import build
 from desk.config import load_config
-from desk.loader import load_story_file, parse_json
-from desk.models import Story
+from desk.content.catalog import Clock
+from desk.content.loader import load_story_file, parse_json
+from desk.content.models import Story
 
 NOW = datetime(2026, 11, 15, tzinfo=UTC)
 EXAMPLES = int(os.environ.get("DESK_FUZZ_EXAMPLES", "200"))

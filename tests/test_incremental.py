@@ -12,12 +12,12 @@ from conftest import tree
 from searchindex import fragments, live_entries, without_search
 from storygen import REPO, make_corpus, make_story, write_story
 
-import desk.build
-from desk.build import build
-from desk.cache import BuildCache
-from desk.catalog import Clock
+import desk.build.pipeline
+from desk.build.cache import BuildCache
+from desk.build.pipeline import build
 from desk.config import load_config
-from desk.history import read_history_file
+from desk.content.catalog import Clock
+from desk.content.history import read_history_file
 
 NOW = datetime(2026, 11, 11, tzinfo=UTC)
 
@@ -109,10 +109,10 @@ def test_parallel_build_equals_single_process_build(tmp_path: Path,
     assert single.ok
     # Fewer pages around the stories than a real site has: share them out all the same,
     # and count the times they are.
-    monkeypatch.setattr("desk.build.PARALLEL_MIN_UNITS", 10)
+    monkeypatch.setattr("desk.build.pipeline.PARALLEL_MIN_UNITS", 10)
     shared: list[int] = []
-    start = desk.build.start_unit_workers
-    monkeypatch.setattr("desk.build.start_unit_workers",
+    start = desk.build.pipeline.start_unit_workers
+    monkeypatch.setattr("desk.build.pipeline.start_unit_workers",
                         lambda chunks, *args, **named: shared.append(len(chunks))
                         or start(chunks, *args, **named))
     report = build(configs[1], Clock(NOW), jobs=3)
@@ -137,7 +137,7 @@ def test_parallel_build_equals_single_process_build(tmp_path: Path,
 
 
 def test_forked_map_keeps_order_and_reports_a_failing_worker() -> None:
-    from desk.parallel import map_forked
+    from desk.build.parallel import map_forked
 
     items = list(range(1000))
     assert map_forked(str, items, 3) == [str(i) for i in items]
@@ -152,8 +152,8 @@ def test_forked_map_keeps_order_and_reports_a_failing_worker() -> None:
 
 
 def test_page_workers_write_their_units_and_report_what_failed(tmp_path: Path) -> None:
-    from desk.findings import Finding
-    from desk.parallel import RenderFailed, collect, start_unit_workers
+    from desk.build.parallel import RenderFailed, collect, start_unit_workers
+    from desk.content.findings import Finding
     from desk.render import Output
 
     def page(n: int) -> Callable[[], list[Output]]:
@@ -182,13 +182,13 @@ def test_a_page_worker_never_writes_through_to_the_live_site(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A worker writes before the parent claims its files: even two units writing one file
     (a bug, reported as such) must leave the live site as it was."""
-    from desk.build import Plan
-    from desk.keys import KeyMaker
-    from desk.ledger import Ledger
+    from desk.build.keys import KeyMaker
+    from desk.build.ledger import Ledger
+    from desk.build.pipeline import Plan
+    from desk.build.state import UnitRecord
+    from desk.build.writer import Staging, WriteError
     from desk.render import Output
     from desk.render.context import Unit
-    from desk.state import UnitRecord
-    from desk.writer import Staging, WriteError
 
     out = tmp_path / "public"
     live = Staging(out)
@@ -197,7 +197,7 @@ def test_a_page_worker_never_writes_through_to_the_live_site(
     keys = KeyMaker("site")
     writer = Staging(out)  # a fresh staging folder: a kept unit's file is a link to the live one
     ledger = Ledger({"/a/": UnitRecord.of("/a/", keys.key(("a",)), ("a/index.html",))}, writer)
-    monkeypatch.setattr("desk.build.PARALLEL_MIN_UNITS", 1)
+    monkeypatch.setattr("desk.build.pipeline.PARALLEL_MIN_UNITS", 1)
     units = [Unit("/a/", ("a",), lambda: [Output("/a/", b"never")]),  # kept: linked
              Unit("/b/", ("b",), lambda: [Output("/b/", b"b")]),  # this process's share
              Unit("/c/", ("c",), lambda: [Output("/a/", b"overwritten")])]  # the worker's
@@ -354,7 +354,7 @@ def test_the_loose_files_of_a_rebuild_are_those_of_a_build_from_nothing(tmp_path
     """The files of no unit (assets, the news sitemap, the search manifest...), which the
     saved state lists for the next build's spare: a rebuild that keeps most units looks up
     only what it wrote, and must find the same ones as a build that wrote everything."""
-    from desk.writer import MARKER, files_of
+    from desk.build.writer import MARKER, files_of
 
     content = tmp_path / "content"
     make_corpus(content, 12)

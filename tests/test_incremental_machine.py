@@ -27,12 +27,12 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 from storygen import REPO, make_story, write_draft, write_story, write_withdrawal
 
-from desk import keys
-from desk.build import build
-from desk.cache import BuildCache, Session
-from desk.catalog import Clock
+from desk.build import keys
+from desk.build.cache import BuildCache, Session
+from desk.build.pipeline import build
+from desk.build.target import FreshStaging, InPlace, RecycledSpare
 from desk.config import Config, load_config
-from desk.target import FreshStaging, InPlace, RecycledSpare
+from desk.content.catalog import Clock
 
 FUZZ = int(os.environ.get("DESK_MACHINE_EXAMPLES", "0"))
 START = datetime(2026, 11, 10, 6, tzinfo=UTC)

@@ -20,13 +20,13 @@ from lxml import etree
 from searchindex import searched_urls
 from storygen import REPO, make_story, write_draft, write_story, write_withdrawal
 
-from desk.build import build
-from desk.cache import BuildCache
-from desk.catalog import Clock
+from desk.build.cache import BuildCache
+from desk.build.pipeline import build
 from desk.config import Config, load_config
-from desk.history import read_history_file
-from desk.linkcheck import check_links
-from desk.serve import DevServer
+from desk.content.catalog import Clock
+from desk.content.history import read_history_file
+from desk.publish.linkcheck import check_links
+from desk.serve.server import DevServer
 
 NOW = "2026-11-15T00:00:00Z"
 NOW_TIME = datetime(2026, 11, 15, tzinfo=UTC)

@@ -27,11 +27,11 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from storygen import REPO, make_story, write_story
 
-from desk.build import build, render_context
-from desk.catalog import Catalog, Clock, Content, build_catalog
+from desk.build.pipeline import build, render_context
 from desk.config import Config, load_config
-from desk.loader import LoadedStory
-from desk.models import Story
+from desk.content.catalog import Catalog, Clock, Content, build_catalog
+from desk.content.loader import LoadedStory
+from desk.content.models import Story
 from desk.render.llms import llms_txt
 from desk.render.plaintext import md_code, md_text, md_url
 from desk.render.story import render_story

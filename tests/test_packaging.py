@@ -18,11 +18,19 @@ pytestmark = pytest.mark.slow
 
 BASE_URL = "https://news.example.org"
 STORY = "stories/2026-11-14/inference-throughput-race-kimi-deepseek/"
-# What the wheel is built from: the repository less what never goes into it.
-NOT_PACKAGED = shutil.ignore_patterns(
-    ".git", ".venv", ".bench", ".desk-cache", ".public.*", "public", "_site", "build",
-    "*.egg-info", "__pycache__", ".*_cache", ".hypothesis", "content", "tests", "docs", "bench")
+# What the wheel is built from: the repository less what never goes into it (top-level
+# names: desk/content and desk/build are packages, not the site's content or a build).
+TOP_LEVEL_ONLY = {".git", ".venv", ".bench", ".desk-cache", "public", "_site", "build",
+                  "content", "tests", "docs", "bench"}
+ANYWHERE = shutil.ignore_patterns(".public.*", "*.egg-info", "__pycache__", ".*_cache",
+                                  ".hypothesis")
 
+
+def not_packaged(folder: str, names: list[str]) -> set[str]:
+    ignored = set(ANYWHERE(folder, names))
+    if Path(folder) == REPO:
+        ignored |= TOP_LEVEL_ONLY & set(names)
+    return ignored
 
 def run(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items()
@@ -37,7 +45,7 @@ def run(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
 def desk_bin(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The desk command of a fresh environment where desk is installed from its wheel."""
     root = tmp_path_factory.mktemp("install")
-    shutil.copytree(REPO, root / "source", ignore=NOT_PACKAGED)
+    shutil.copytree(REPO, root / "source", ignore=not_packaged)
     run(sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir",
         root / "dist", root / "source", cwd=root)
     (wheel,) = (root / "dist").glob("desk-*.whl")
@@ -53,7 +61,7 @@ def desk_bin(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (site / "desk-test-dependencies.pth").write_text("\n".join(sorted(outer)) + "\n")
     run(sys.executable, "-m", "pip", "--python", python, "install", "--quiet", "--no-deps",
         wheel, cwd=root)
-    where = run(python, "-c", "import desk.theme as t; print(t.__file__); "
+    where = run(python, "-c", "import desk.render.theme as t; print(t.__file__); "
                 "print(t.shipped('templates'))", cwd=root).stdout.split()
     assert all(Path(p).is_relative_to(venv) for p in where), where
     return python.parent / "desk"
@@ -98,7 +106,7 @@ def test_one_template_override_changes_only_what_it_renders(site: Path, desk_bin
                                                            tmp_path: Path) -> None:
     public = site / "public"
     before = tree(public)
-    shipped = run(desk_bin.parent / "python", "-c", "from desk.theme import shipped; "
+    shipped = run(desk_bin.parent / "python", "-c", "from desk.render.theme import shipped; "
                   "print(shipped('templates'))", cwd=tmp_path).stdout.strip()
     story = (Path(shipped) / "story.html").read_text(encoding="utf-8")
     ours = story.replace("<h1>{{ s.headline }}</h1>", '<h1 class="ours">{{ s.headline }}</h1>')

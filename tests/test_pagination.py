@@ -1,11 +1,11 @@
-"""Stable list pages (desk.catalog.stable_pages), as properties over any list and size."""
+"""Stable list pages (desk.content.catalog.stable_pages), as properties over any list and size."""
 
 from __future__ import annotations
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from desk.catalog import Slice, stable_pages
+from desk.content.catalog import Slice, stable_pages
 
 
 def pages(count: int, size: int) -> list[Slice[int]]:

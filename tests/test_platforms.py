@@ -11,9 +11,9 @@ import pytest
 from conftest import NOW, tree
 from storygen import make_corpus
 
-from desk.build import PARALLEL_MIN_STORIES
-from desk.heap import large_blocks_returned
-from desk.parallel import MAX_JOBS, default_jobs, fork_safe, map_forked
+from desk.build.heap import large_blocks_returned
+from desk.build.parallel import MAX_JOBS, default_jobs, fork_safe, map_forked
+from desk.build.pipeline import PARALLEL_MIN_STORIES
 
 # Every os.fork() of this process, counted as it happens (multiprocessing's fork context
 # calls it; subprocesses do not).

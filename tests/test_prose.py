@@ -1,4 +1,4 @@
-"""Plain text skips the markdown parser (desk.prose.is_plain): the result must be the
+"""Plain text skips the markdown parser (desk.content.prose.is_plain): the result must be the
 parser's own, byte for byte, for any text, and real story prose must take that way.
 
 `make fuzz` runs more examples (DESK_FUZZ_EXAMPLES)."""
@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from storygen import seed
 
-from desk.prose import Prose, clean_text, is_plain
+from desk.content.prose import Prose, clean_text, is_plain
 
 EXAMPLES = int(os.environ.get("DESK_FUZZ_EXAMPLES", "300"))
 PROSE = Prose()

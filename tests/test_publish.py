@@ -20,7 +20,7 @@ from storygen import REPO, make_corpus, make_story, write_draft, write_story, wr
 
 from desk.cli import main
 from desk.config import load_config
-from desk.linkcheck import check_links
+from desk.publish.linkcheck import check_links
 
 WORKFLOWS = REPO / ".github" / "workflows"
 # The publish workflow `desk init` gives a new site.

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from storygen import SEED_PATH, make_story, published_json, seed, write_story
 
 from desk.config import Config
-from desk.models import Story
+from desk.content.models import Story
 from desk.render.json import story_json
 
 STORY = "stories/2026-11-14/inference-throughput-race-kimi-deepseek/index.json"

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from storygen import REPO, make_story, write_story, write_withdrawal
 
-from desk import checks
+from desk.build.inspection import inspect_content
 from desk.config import load_config
-from desk.inspection import inspect_content
+from desk.content import checks
 
 Mutate = Callable[[dict[str, Any]], None]
 

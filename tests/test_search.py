@@ -24,10 +24,10 @@ from searchindex import bundles, live_entries, without_search
 from storygen import REPO, make_story, write_story, write_withdrawal
 from test_browser import CHROMIUM, CHROMIUM_ARGS, require_chromium
 
-from desk.build import build
-from desk.cache import BuildCache
-from desk.catalog import Clock
+from desk.build.cache import BuildCache
+from desk.build.pipeline import build
 from desk.config import Config, load_config
+from desk.content.catalog import Clock
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
 START = datetime(2025, 1, 5, 8, tzinfo=UTC)
@@ -207,8 +207,8 @@ def test_changes_only_builds_index_what_a_fresh_runner_lacks(tmp_path: Path) -> 
     """On a fresh runner the site is not on disk: the fresh bundle comes from the copies
     kept with the build cache, and a bundle sealed anew from pages rendered again; the
     site the changes make finds what a build from nothing finds."""
-    from desk.target import ChangesOnly
-    from desk.writer import CHANGES, MARKER
+    from desk.build.target import ChangesOnly
+    from desk.build.writer import CHANGES, MARKER
 
     content = tmp_path / "content"
     write_corpus(content)

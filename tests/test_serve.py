@@ -15,7 +15,7 @@ import pytest
 from storygen import REPO, make_story, write_story
 
 from desk.config import load_config
-from desk.serve import DevServer
+from desk.serve.server import DevServer
 
 NOW = datetime(2026, 11, 15, tzinfo=UTC)
 STORY = "/stories/2026-11-14/story-number-1/"
@@ -238,11 +238,11 @@ def test_port_in_use_is_one_clear_line(server: DevServer) -> None:
 def test_in_place_rebuilds_equal_a_fresh_build(server: DevServer, tmp_path: Path) -> None:
     from conftest import tree
 
-    from desk.build import build
-    from desk.cache import BuildCache
-    from desk.catalog import Clock
-    from desk.history import read_history_file
-    from desk.target import FreshStaging
+    from desk.build.cache import BuildCache
+    from desk.build.pipeline import build
+    from desk.build.target import FreshStaging
+    from desk.content.catalog import Clock
+    from desk.content.history import read_history_file
 
     content = tmp_path / "content"
     for n in range(2, 6):
@@ -275,8 +275,8 @@ def test_in_place_rebuilds_equal_a_fresh_build(server: DevServer, tmp_path: Path
 
 def test_changed_paths_are_named_as_the_content_walk_names_them(tmp_path: Path,
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    from desk.loader import STORIES, content_files
-    from desk.serve import content_paths
+    from desk.content.loader import STORIES, content_files
+    from desk.serve.server import content_paths
 
     real = tmp_path / "real"
     (real / "content" / "stories" / "2026-11-14").mkdir(parents=True)

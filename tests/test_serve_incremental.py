@@ -11,14 +11,14 @@ from pathlib import Path
 from conftest import tree
 from storygen import REPO, make_corpus, make_story, write_draft, write_story, write_withdrawal
 
-from desk.build import build
-from desk.cache import BuildCache, Session
-from desk.catalog import Clock
+from desk.build.cache import BuildCache, Session
+from desk.build.inspection import inspect_content
+from desk.build.pipeline import build
+from desk.build.target import FreshStaging
 from desk.config import Config, load_config
-from desk.history import read_history_file
-from desk.inspection import inspect_content
-from desk.serve import DevServer, content_paths
-from desk.target import FreshStaging
+from desk.content.catalog import Clock
+from desk.content.history import read_history_file
+from desk.serve.server import DevServer, content_paths
 
 NOW = datetime(2026, 11, 15, tzinfo=UTC)
 RELATED = "https://hangingcontext.com/stories/2026-11-14/story-number-{}/"
@@ -228,8 +228,8 @@ def test_checks_across_stories_kept_up_to_date_find_what_a_full_check_finds(
 def test_file_lists_kept_up_to_date_equal_a_walk(tmp_path: Path) -> None:
     import shutil
 
-    from desk.listing import ContentListing
-    from desk.loader import STORIES, content_files
+    from desk.content.listing import ContentListing
+    from desk.content.loader import STORIES, content_files
 
     content = tmp_path / "content"
     make_corpus(content, 6)
@@ -265,7 +265,7 @@ def test_file_lists_kept_up_to_date_equal_a_walk(tmp_path: Path) -> None:
 def test_kept_checks_cover_every_rule_across_stories() -> None:
     # AcrossChecks runs the grouped rules, then resolves related links and reuse terms
     # itself: a new rule across stories must be given a way to be kept up to date.
-    from desk import checks
+    from desk.content import checks
 
     urls, ids, titles = (rule for rule, _ in checks._GROUPED)
     kept = (urls, ids, checks.related_resolve, titles, checks.reuse_terms_stated)
@@ -275,8 +275,8 @@ def test_kept_checks_cover_every_rule_across_stories() -> None:
 def test_site_ids_made_again_from_the_changed_units_equal_site_id() -> None:
     import random
 
-    from desk.keys import SiteIds, site_id
-    from desk.state import UnitRecord
+    from desk.build.keys import SiteIds, site_id
+    from desk.build.state import UnitRecord
 
     # Unit ids where one is the start of another sort differently as joined lines.
     names = ["/n/climate/", "/n/climate/2/", "/n/climate-2/", "/feed.xml", "/feed.xml.x", "/"]

@@ -16,10 +16,10 @@ from conftest import tree
 from lxml import etree
 from storygen import REPO, make_corpus, make_story, seed, write_story
 
-from desk.build import build
-from desk.catalog import Clock
+from desk.build.pipeline import build
 from desk.config import Config, load_config
-from desk.linkcheck import check_links
+from desk.content.catalog import Clock
+from desk.publish.linkcheck import check_links
 
 NOW = datetime(2026, 11, 11, 0, 0, tzinfo=UTC)
 SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
@@ -307,9 +307,9 @@ def test_news_sitemap_honours_the_two_day_window(tmp_path: Path) -> None:
 
 
 def test_sitemap_switches_to_an_index_past_the_limit(corpus, tmp_path: Path) -> None:
-    from desk.build import render_context
-    from desk.catalog import build_catalog
-    from desk.inspection import inspect_content
+    from desk.build.inspection import inspect_content
+    from desk.build.pipeline import render_context
+    from desk.content.catalog import build_catalog
     from desk.render.site import sitemap_pages
     from desk.render.sitemaps import render_sitemaps
 

@@ -1,4 +1,4 @@
-"""The saved state's file (desk.state): what is written is what is read back, whether
+"""The saved state's file (desk.build.state): what is written is what is read back, whether
 written whole or as the difference from the state read; a file that is not the one a
 state was read from is written whole; a damaged file is no state at all."""
 
@@ -16,15 +16,9 @@ from hypothesis import strategies as st
 from savedstate import state_files
 from storygen import REPO, make_corpus, make_story
 
-from desk.build import build
-from desk.cache import BuildCache
-from desk.catalog import Clock
-from desk.config import load_config
-from desk.findings import Finding
-from desk.history import UrlHistory
-from desk.loader import ContentChanged, LoadedStory, StoredTexts, Texts
-from desk.models import Story
-from desk.state import (
+from desk.build.cache import BuildCache
+from desk.build.pipeline import build
+from desk.build.state import (
     FileRecord,
     SavedState,
     UnitRecord,
@@ -33,7 +27,13 @@ from desk.state import (
     stat_values,
     write_state,
 )
-from desk.writer import Spare, spare_path
+from desk.build.writer import Spare, spare_path
+from desk.config import load_config
+from desk.content.catalog import Clock
+from desk.content.findings import Finding
+from desk.content.history import UrlHistory
+from desk.content.loader import ContentChanged, LoadedStory, StoredTexts, Texts
+from desk.content.models import Story
 
 NOW = datetime(2026, 11, 11, tzinfo=UTC)
 

@@ -8,13 +8,13 @@ from pathlib import Path
 from conftest import tree
 from storygen import REPO, make_corpus
 
-from desk.assets import collect_assets
-from desk.build import build
-from desk.catalog import Clock
+from desk.build.keys import templates_fingerprint
+from desk.build.pipeline import build
 from desk.config import load_config
-from desk.keys import templates_fingerprint
+from desk.content.catalog import Clock
+from desk.render.assets import collect_assets
 from desk.render.templates import make_environment
-from desk.theme import shipped
+from desk.render.theme import shipped
 
 NOW = datetime(2026, 11, 11, tzinfo=UTC)
 STORY = "stories/2026-11-10/story-number-1/index.html"

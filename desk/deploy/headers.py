@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from desk import urls
 from desk.config import CacheControl
-from desk.kinds import Kind
+from desk.render.kinds import Kind
 
 _UTF8 = "; charset=utf-8"
 

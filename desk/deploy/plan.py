@@ -26,10 +26,10 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from desk.build.writer import CHANGES, MARKER
 from desk.config import CacheControl
 from desk.deploy.headers import Headers, headers_for
-from desk.kinds import KINDS, Kind, kind_of
-from desk.writer import CHANGES, MARKER
+from desk.render.kinds import KINDS, Kind, kind_of
 
 MANIFEST = ".desk-deploy.json.gz"
 _FORMAT = "desk-deploy/1"

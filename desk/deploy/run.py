@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from desk.build.writer import Changes, changes_of, site_id_of
 from desk.config import DeployConfig
 from desk.deploy.plan import (
     Entry,
@@ -31,8 +32,7 @@ from desk.deploy.plan import (
     scan_site,
 )
 from desk.deploy.store import Bucket, StoreError
-from desk.kinds import KINDS
-from desk.writer import Changes, changes_of, site_id_of
+from desk.render.kinds import KINDS
 
 Say = Callable[[str], None]
 

@@ -7,7 +7,7 @@ from collections import Counter
 from typing import Any
 
 from desk.deploy.run import Outcome
-from desk.kinds import KINDS, kind_of
+from desk.render.kinds import KINDS, kind_of
 
 
 def deploy_data(outcome: Outcome, error: str = "") -> dict[str, Any]:

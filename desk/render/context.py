@@ -16,11 +16,11 @@ from typing import Any, TypeVar
 
 from jinja2 import Environment
 
-from desk.catalog import Catalog
 from desk.config import Config
-from desk.loader import LoadedStory, ParsedStory, read_story
-from desk.models import Story
-from desk.prose import Prose
+from desk.content.catalog import Catalog
+from desk.content.loader import LoadedStory, ParsedStory, read_story
+from desk.content.models import Story
+from desk.content.prose import Prose
 from desk.render import Output
 from desk.render.templates import SiteContext
 

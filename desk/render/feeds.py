@@ -17,9 +17,9 @@ from typing import Any
 from jinja2 import Environment
 
 from desk import urls
-from desk.catalog import Catalog
 from desk.config import Config
-from desk.loader import LoadedStory
+from desk.content.catalog import Catalog
+from desk.content.loader import LoadedStory
 from desk.render import Output
 from desk.render.context import RenderContext, Unit, Units
 from desk.render.json import encode

@@ -8,8 +8,8 @@ from typing import Any
 import orjson
 
 from desk.config import Config
-from desk.loader import expected_urls
-from desk.models import Links, Story, order_like
+from desk.content.loader import expected_urls
+from desk.content.models import Links, Story, order_like
 
 
 def encode(data: Any) -> bytes:

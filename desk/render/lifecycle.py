@@ -12,10 +12,10 @@ from functools import partial
 from typing import Any
 
 from desk import urls
-from desk.catalog import Notice
 from desk.config import Config
-from desk.history import Redirect, site_file
-from desk.models import SCHEMA
+from desk.content.catalog import Notice
+from desk.content.history import Redirect, site_file
+from desk.content.models import SCHEMA
 from desk.render import Output
 from desk.render.context import RenderContext, Unit, Units
 from desk.render.json import encode

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from desk import urls
-from desk.catalog import Catalog
 from desk.config import Config
+from desk.content.catalog import Catalog
 from desk.render import Output
 from desk.render.context import RenderContext, Unit, Units
 from desk.render.plaintext import md_text, md_url

@@ -17,10 +17,10 @@ from itertools import islice
 from typing import Any
 
 from desk import urls
-from desk.catalog import EPOCH, Group, Slice, stable_pages
 from desk.config import Config
-from desk.loader import LoadedStory
-from desk.models import REUSE_FIELDS
+from desk.content.catalog import EPOCH, Group, Slice, stable_pages
+from desk.content.loader import LoadedStory
+from desk.content.models import REUSE_FIELDS
 from desk.render import Output
 from desk.render.context import RenderContext, Unit, Units
 from desk.render.json import encode
@@ -86,7 +86,7 @@ class CardGroup:
 
 @dataclass(frozen=True)
 class Pager:
-    """A list page's place among its pages (see desk.catalog.stable_pages)."""
+    """A list page's place among its pages (see desk.content.catalog.stable_pages)."""
 
     page: int  # 0: the latest page; archive pages count from 1, the oldest
     archived: int  # the latest page's count of archive pages (0 on archive pages)

@@ -10,7 +10,7 @@ from datetime import datetime
 from functools import partial
 
 from desk import urls
-from desk.keys import digest_all
+from desk.content.digests import digest_all
 from desk.render.context import RenderContext, Unit, Units
 from desk.render.feeds import feed_units
 from desk.render.lifecycle import history_units, notice_units, redirect_units

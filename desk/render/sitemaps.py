@@ -9,9 +9,9 @@ from datetime import datetime, timedelta
 from xml.sax.saxutils import escape
 
 from desk import urls
-from desk.catalog import Catalog
 from desk.config import Config
-from desk.prose import clean_text
+from desk.content.catalog import Catalog
+from desk.content.prose import clean_text
 from desk.render import Output
 from desk.render.context import RenderContext
 from desk.render.templates import isotime, utc_time

@@ -8,9 +8,9 @@ from typing import Any
 
 from desk import urls
 from desk.config import Config
-from desk.keys import search_entry
-from desk.loader import LoadedStory
-from desk.models import Story
+from desk.content.digests import search_entry
+from desk.content.loader import LoadedStory
+from desk.content.models import Story
 from desk.render import Output
 from desk.render.context import RenderContext
 from desk.render.feeds import Entry, make_entry

@@ -24,9 +24,9 @@ from markupsafe import Markup, escape
 
 from desk import urls
 from desk.config import Config
-from desk.findings import Finding
+from desk.content.findings import Finding
 from desk.render.plaintext import md_code, md_fence, md_text, md_url
-from desk.theme import template_folders, template_loader
+from desk.render.theme import template_folders, template_loader
 
 
 def make_environment(config: Config, reload: bool = True) -> Environment:

@@ -12,11 +12,11 @@ from datetime import datetime
 from markupsafe import Markup
 
 from desk import urls
-from desk.catalog import Catalog
 from desk.config import Config
-from desk.loader import LoadedStory, story_url_path
-from desk.models import Cite, Manifest, Story
-from desk.prose import Prose
+from desk.content.catalog import Catalog
+from desk.content.loader import LoadedStory, story_url_path
+from desk.content.models import Cite, Manifest, Story
+from desk.content.prose import Prose
 
 
 @dataclass(frozen=True)
@@ -126,7 +126,7 @@ class StoryView:
     modified_at: datetime
     entry_id: str  # in feeds, the same wherever the story moves
     draft: bool = False  # shown in the preview only, marked as a draft
-    search_entry: str = ""  # this version at this URL in the search index (desk.bundles)
+    search_entry: str = ""  # this version at this URL in the search index (desk.search.bundles)
 
     @property
     def has_decision_card(self) -> bool:

@@ -1,4 +1,4 @@
-"""The search index: Pagefind bundles laid out by desk.bundles, indexed into the staged site.
+"""The search index: Pagefind bundles laid out by desk.search.bundles, indexed into the staged site.
 
 Each bundle is a unit of the ledger under `/pagefind/NAME/`: a sealed bundle is keyed by
 its name (its entries and Pagefind's version), so it is kept, linked from the last site,
@@ -25,14 +25,14 @@ from pathlib import Path
 import orjson
 
 from desk import urls
-from desk.bundles import FRESH, Limits, Member, plan, stale_tokens
+from desk.build.ledger import Ledger
+from desk.build.writer import MARKER, SiteWriter, link_or_copy, staging_prefix
 from desk.config import Config
-from desk.findings import Finding
-from desk.keys import digest, sealed_bundle, search_entry
-from desk.ledger import Ledger
-from desk.loader import LoadedStory
+from desk.content.digests import digest, search_entry
+from desk.content.findings import Finding
+from desk.content.loader import LoadedStory
 from desk.render import Output
-from desk.writer import MARKER, SiteWriter, link_or_copy, staging_prefix
+from desk.search.bundles import FRESH, Limits, Member, plan, sealed_bundle, stale_tokens
 
 # Bump when what desk gives Pagefind changes in a way old bundles should not be kept.
 FORMAT = "desk-search/1"

@@ -3,20 +3,21 @@
 `desk serve` calls the same build() with its own target and an in-process cache; there
 is no second path. Walking one story through:
 
-1. desk.inspection loads its file (desk.loader) and checks it (desk.checks) into a
-   LoadedStory (a small summary), unless the cache knows the file unchanged;
-2. desk.catalog places it among the published, held, draft or withdrawn stories, by
-   newsroom and edition, with the URL history (desk.history) of moved stories (with
-   --hold-back, desk.holdback first holds back a story whose file fails its checks, its
-   last published version standing in for it);
-3. its key (desk.keys) is compared with the one its files were built under (desk.ledger);
-   when they differ, desk.render.story renders its three files, here or in a forked
-   worker (desk.parallel), and the writer (desk.writer, chosen by desk.target) stages
-   them;
+1. desk.build.inspection loads its file (desk.content.loader) and checks it
+   (desk.content.checks) into a LoadedStory (a small summary), unless the cache knows the
+   file unchanged;
+2. desk.content.catalog places it among the published, held, draft or withdrawn stories,
+   by newsroom and edition, with the URL history (desk.content.history) of moved stories
+   (with --hold-back, desk.build.holdback first holds back a story whose file fails its
+   checks, its last published version standing in for it);
+3. its key (desk.build.keys) is compared with the one its files were built under
+   (desk.build.ledger); when they differ, desk.render.story renders its three files, here
+   or in a forked worker (desk.build.parallel), and the writer (desk.build.writer, chosen
+   by desk.build.target) stages them;
 4. the pages around the stories (desk.render.site's registry) follow the same way;
-5. its page is indexed for search with the other new and edited ones (desk.search, in
-   bundles laid out by desk.bundles);
-6. the staged site is swapped in whole and the cache (desk.cache) saved for next time.
+5. its page is indexed for search with the other new and edited ones (desk.search.index, in
+   bundles laid out by desk.search.bundles);
+6. the staged site is swapped in whole and the cache (desk.build.cache) saved for next time.
 """
 
 from __future__ import annotations
@@ -31,19 +32,13 @@ from pathlib import Path
 from jinja2 import Environment, TemplateError
 
 from desk import urls
-from desk.assets import Asset, collect_assets
-from desk.cache import BuildCache, InspectionCache, Session
-from desk.catalog import Catalog, Clock, Notice, build_catalog
-from desk.config import Config
-from desk.findings import Finding, sort_findings
-from desk.heap import collector_paused
-from desk.history import Redirect, UrlHistory
-from desk.holdback import HeldStory, HoldBack, StandIn, hold_back, live_site, site_folder
-from desk.inspection import Inspection, inspect_content
-from desk.keys import KeyMaker, check_key, site_key
-from desk.ledger import Ledger
-from desk.loader import ContentChanged, LoadedStory, ParsedStory
-from desk.parallel import (
+from desk.build.cache import BuildCache, InspectionCache, Session
+from desk.build.heap import collector_paused
+from desk.build.holdback import HeldStory, HoldBack, StandIn, hold_back, live_site, site_folder
+from desk.build.inspection import Inspection, inspect_content
+from desk.build.keys import KeyMaker, check_key, site_key
+from desk.build.ledger import Ledger
+from desk.build.parallel import (
     Describe,
     RenderFailed,
     RenderUnit,
@@ -53,17 +48,23 @@ from desk.parallel import (
     start_workers,
     stop_workers,
 )
-from desk.prose import Prose
+from desk.build.target import ChangesOnly, RecycledSpare, Target, open_writer
+from desk.build.writer import LastSiteIncomplete, SiteWriter, WriteError
+from desk.config import Config
+from desk.content.catalog import Catalog, Clock, Notice, build_catalog
+from desk.content.findings import Finding, sort_findings
+from desk.content.history import Redirect, UrlHistory
+from desk.content.loader import ContentChanged, LoadedStory, ParsedStory
+from desk.content.prose import Prose
 from desk.render import Output
+from desk.render.assets import Asset, collect_assets
 from desk.render.context import Recall, RenderContext, StoryResults, Unit, Units
 from desk.render.feeds import feed_members
 from desk.render.site import site_units
 from desk.render.story import RenderedStory, Wanted, render_story_unit
 from desk.render.templates import make_environment, site_context, template_finding
 from desk.render.view import story_page_inputs
-from desk.search import Indexed, Pages, index_search
-from desk.target import ChangesOnly, RecycledSpare, Target, open_writer
-from desk.writer import LastSiteIncomplete, SiteWriter, WriteError
+from desk.search.index import Indexed, Pages, index_search
 
 Progress = Callable[[int, int], None]
 

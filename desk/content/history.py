@@ -7,7 +7,7 @@ at it (a redirect never overwrites a live page).
 
 One JSON form, kept in two places:
 
-- the build cache's saved state (desk.cache), for the next build on the same machine;
+- the build cache's saved state (desk.build.cache), for the next build on the same machine;
 - the site itself, at `/.well-known/desk-urls.json` (with the redirects, for deploys to
   object storage), so a build without the cache reads it back from the site it replaces
   or, on a fresh runner, from a copy of the previous deploy's (`--url-history FILE`).
@@ -24,7 +24,7 @@ import orjson
 
 from desk import urls
 from desk.config import Config
-from desk.findings import Finding, escape_pointer
+from desk.content.findings import Finding, escape_pointer
 
 HISTORY_VERSION = 1
 HISTORY_CODE = "url-history"

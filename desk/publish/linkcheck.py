@@ -10,7 +10,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from desk.config import Config
-from desk.findings import Finding
+from desk.content.findings import Finding
 
 _CSS_URL = re.compile(r"url\(\s*['\"]?([^'\")]+)['\"]?\s*\)")
 _XML_LINK = re.compile(r"<(?:loc|link|id|guid[^>]*)>([^<]+)</|href=\"([^\"]+)\"")

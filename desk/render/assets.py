@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from desk.theme import static_files
+from desk.render.theme import static_files
 
 # Assets whose names carry a content hash, so pages can ask browsers to cache them forever.
 _FINGERPRINTED = (".css", ".js")

@@ -15,10 +15,10 @@ from datetime import datetime, timedelta
 
 from desk import urls
 from desk.config import Config
-from desk.findings import Finding, Severity
-from desk.history import UrlHistory
-from desk.loader import LoadedStory, LoadedWithdrawal
-from desk.models import REUSE_FIELDS, Cite, Story
+from desk.content.findings import Finding, Severity
+from desk.content.history import UrlHistory
+from desk.content.loader import LoadedStory, LoadedWithdrawal
+from desk.content.models import REUSE_FIELDS, Cite, Story
 
 UNCITED_TEXT = "uncited-text"
 UNKNOWN_MANIFEST = "unknown-manifest"

@@ -5,7 +5,7 @@ index is split into **bundles** that the search page merges at query time:
 
 - a **sealed** bundle is indexed once and then kept as it is, build after build. It
   holds **entries**: a story at one URL in one version (named by
-  `desk.keys.search_entry`: its URL and the digest of its file). An entry whose story
+  `desk.content.digests.search_entry`: its URL and the digest of its file). An entry whose story
   was edited, moved or withdrawn since is **stale**: its bundle still holds it, and the
   search page drops it by the token the page carries (the manifest lists the stale
   tokens).
@@ -23,7 +23,7 @@ chunk, oldest first.
 
 Which stories share a sealed bundle depends on the history of builds, not only on the
 content: a rebuilt site has the same search results but not the same bundle layout.
-Everything here is pure; desk.search runs Pagefind and writes the files.
+Everything here is pure; desk.search.index runs Pagefind and writes the files.
 """
 
 from __future__ import annotations
@@ -31,6 +31,8 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+
+from desk.content.digests import digest
 
 FRESH = "fresh"
 # A bundle whose stale share reaches this is indexed again without its stale entries
@@ -132,3 +134,9 @@ def stale_tokens(kept: dict[str, tuple[str, ...]], members: Iterable[Member]
     """The entries of the published sealed bundles that are no longer current."""
     current = {m.token for m in members}
     return sorted({t for tokens in kept.values() for t in tokens if t not in current})
+
+
+def sealed_bundle(entries: Iterable[str], engine: str) -> str:
+    """The name and key of a sealed search bundle: its entries and the indexer's
+    version, so the same stories indexed the same way get the same name."""
+    return "s-" + digest(engine, *sorted(entries))[:16]

@@ -29,13 +29,13 @@ from urllib.parse import unquote, urlsplit
 
 import watchfiles
 
-from desk.build import BuildReport, build
-from desk.cache import BuildCache, Session, remembered_history
-from desk.catalog import Clock
+from desk.build.cache import BuildCache, Session, remembered_history
+from desk.build.pipeline import BuildReport, build
+from desk.build.target import FreshStaging, InPlace, Target
+from desk.build.writer import files_of, remove_tree
 from desk.config import Config, ConfigError
-from desk.findings import Finding
-from desk.target import FreshStaging, InPlace, Target
-from desk.writer import files_of, remove_tree
+from desk.content.catalog import Clock
+from desk.content.findings import Finding
 
 EVENTS_PATH = "/__desk/events"
 CONTENT_TYPES = {

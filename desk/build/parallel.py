@@ -21,12 +21,12 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any, TypeVar
 
-from desk.findings import Finding
-from desk.loader import LoadedStory
+from desk.build.writer import FilePool, WriteError
+from desk.content.findings import Finding
+from desk.content.loader import LoadedStory
 from desk.render import Output
 from desk.render.story import RenderedStory
 from desk.urls import relative_file
-from desk.writer import FilePool, WriteError
 
 RenderUnit = Callable[[LoadedStory, str], tuple[list[Output], RenderedStory]]
 Describe = Callable[[Exception], Finding | None]
@@ -222,6 +222,6 @@ def _write_outputs(outputs: Iterable[Output], pool: FilePool) -> tuple[tuple[str
 
 def _die_with_parent() -> None:
     """Linux: a killed build takes its workers with it, so nothing writes after it."""
-    prctl = getattr(ctypes.CDLL(None), "prctl", None)  # the C library, as desk.heap finds it
+    prctl = getattr(ctypes.CDLL(None), "prctl", None)  # the C library, as desk.build.heap finds it
     if prctl is not None:
         prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG

@@ -28,8 +28,8 @@ from pydantic import (
     StrictStr,
 )
 
-from desk.findings import escape_pointer
-from desk.segments import check_edition, check_segment
+from desk.content.findings import escape_pointer
+from desk.content.segments import check_edition, check_segment
 
 SCHEMA = "hangingcontext.desk/1"
 

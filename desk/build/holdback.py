@@ -31,15 +31,15 @@ import orjson
 from pydantic import ValidationError
 
 from desk import urls
-from desk.catalog import Content
-from desk.checks import check_across
+from desk.build.inspection import Inspection
 from desk.config import Config
-from desk.findings import Finding, sort_findings
-from desk.history import UrlHistory
-from desk.inspection import Inspection
-from desk.keys import digest
-from desk.loader import LoadedStory, ParsedStory, Summary, story_url_path
-from desk.models import Story
+from desk.content.catalog import Content
+from desk.content.checks import check_across
+from desk.content.digests import digest
+from desk.content.findings import Finding, sort_findings
+from desk.content.history import UrlHistory
+from desk.content.loader import LoadedStory, ParsedStory, Summary, story_url_path
+from desk.content.models import Story
 
 # A story's pages, as its unit keeps them.
 STORY_PAGES = ("index.html", "index.md", "index.json")

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Literal
 
 from desk import urls
-from desk.assets import STATIC_PREFIX, is_fingerprinted
+from desk.render.assets import STATIC_PREFIX, is_fingerprinted
 
 Kind = Literal["asset", "static", "story", "search", "list", "feed"]
 
@@ -22,7 +22,7 @@ _STATIC = STATIC_PREFIX.strip("/") + "/"
 _STORIES = "stories/"
 _SEARCH = urls.PAGEFIND.strip("/") + "/"
 # Pagefind names the chunks of its index by their content hash; its entry files keep
-# their names and point at the chunks. Each bundle of the index (desk.search) has its own.
+# their names and point at the chunks. Each bundle of the index (desk.search.index) has its own.
 _SEARCH_CHUNKS = ("/fragment/", "/index/", "/filter/")
 _FEED_NAMES = frozenset({urls.FEED_RSS, urls.FEED_ATOM, urls.FEED_JSON})
 _ROOT_FEEDS = frozenset(p.strip("/") for p in (

@@ -18,7 +18,6 @@ everything, without `--no-cache`.
 from __future__ import annotations
 
 import bisect
-import hashlib
 import os
 import sys
 from collections.abc import Iterable, Mapping
@@ -29,7 +28,8 @@ from pathlib import Path
 from typing import Protocol
 
 from desk.config import Config
-from desk.theme import template_folders
+from desk.content.digests import digest
+from desk.render.theme import template_folders
 
 # Libraries whose releases can change desk's output or findings.
 OUTPUT_LIBRARIES = ("jinja2", "markupsafe", "markdown-it-py", "mdurl", "pydantic",
@@ -41,26 +41,10 @@ _PLACES = {"output_dir", "content_dir", "cache_dir", "templates_dir", "static_di
 _SEARCH_LAYOUT = {"search_bundle_pages", "search_fresh_pages"}
 
 
-def digest(*parts: bytes | str) -> str:
-    """A short hash of several values (length-prefixed, so no two inputs collide)."""
-    return digest_all(parts)
-
-
-def digest_all(parts: Iterable[bytes | str]) -> str:
-    """digest(*parts) of parts hashed as they come, never held together (the sitemap's
-    line of every page)."""
-    made = hashlib.sha256()
-    for part in parts:
-        data = part.encode("utf-8") if isinstance(part, str) else part
-        made.update(len(data).to_bytes(8, "big"))
-        made.update(data)
-    return made.hexdigest()[:32]
-
-
 @lru_cache(maxsize=4)
 def code_fingerprint(package_dir: Path | None = None) -> str:
     """A hash of desk's source files and of the versions of its output libraries."""
-    folder = package_dir or Path(__file__).resolve().parent
+    folder = package_dir or Path(__file__).resolve().parents[1]  # the desk package
     parts: list[bytes | str] = [sys.version]
     for name in OUTPUT_LIBRARIES:
         try:
@@ -135,19 +119,6 @@ class KeyMaker:
                 self._cached.clear()
             found = self._cached[inputs] = digest(self.site, *inputs)
         return found
-
-
-def search_entry(url: str, story_digest: str) -> str:
-    """What names one version of a story at one URL in the search index (and on its
-    page): it changes when the story's file or URL does, never with desk's code, so the
-    sealed search bundles (desk.bundles) outlive upgrades."""
-    return digest("search-entry", url, story_digest)[:12]
-
-
-def sealed_bundle(entries: Iterable[str], engine: str) -> str:
-    """The name and key of a sealed search bundle: its entries and the indexer's
-    version, so the same stories indexed the same way get the same name."""
-    return "s-" + digest(engine, *sorted(entries))[:16]
 
 
 def site_id(unit_keys: Iterable[tuple[str, str]]) -> str:

@@ -2,7 +2,7 @@
 
 A story's state decides where it shows (see the README's lifecycle table): a draft only
 when the clock shows drafts, a held story once due, a withdrawn one nowhere but its
-notice; a moved story's old URLs redirect to its page (desk.history).
+notice; a moved story's old URLs redirect to its page (desk.content.history).
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from operator import attrgetter
 from typing import Generic, TypeVar
 
 from desk.config import Config
-from desk.history import Redirect, UrlHistory, redirects
-from desk.loader import LoadedStory, LoadedWithdrawal
+from desk.content.history import Redirect, UrlHistory, redirects
+from desk.content.loader import LoadedStory, LoadedWithdrawal
 
 T = TypeVar("T")
 EPOCH = datetime.fromisoformat("1970-01-01T00:00:00+00:00")
@@ -140,7 +140,7 @@ def stable_pages(items: Sequence[T], size: int, path_of: Callable[[int], str]
 class Clock:
     """The build time, whether stories dated after it are published anyway, whether
     drafts are shown (desk serve, `desk build --drafts`), and whether a story whose file
-    fails its checks is held back (desk.holdback) rather than refusing the build
+    fails its checks is held back (desk.build.holdback) rather than refusing the build
     (`desk build --hold-back`)."""
 
     now: datetime

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Protocol
 
-from desk import keys
-from desk.state import UnitRecord
+from desk.build import keys
+from desk.build.state import UnitRecord
 
 
 class Keeper(Protocol):

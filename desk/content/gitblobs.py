@@ -5,7 +5,7 @@ unchanged story file from an edited one without reading and hashing it. Git can:
 index holds each tracked file's blob id, and the stat it saw when it wrote the file, so
 `git ls-files --modified` lists the files that differ from the index for the price of a
 stat each. A file git calls clean has the bytes of its blob; its blob id is then a second
-identity of those bytes (desk.cache compares it with the blob id of the bytes it last
+identity of those bytes (desk.build.cache compares it with the blob id of the bytes it last
 inspected, computed by desk itself, never taken from git for a file it read).
 
 Anything unusual means no blob ids (and the bytes decide, as without git): no git, a

@@ -12,8 +12,8 @@ import bisect
 import os
 from pathlib import Path
 
-from desk.findings import Finding
-from desk.loader import content_files
+from desk.content.findings import Finding
+from desk.content.loader import content_files
 
 
 class ContentListing:

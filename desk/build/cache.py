@@ -2,19 +2,19 @@
 
 Two parts, kept apart:
 
-- **saved state** (`SavedState`, desk.state), written to `.desk-cache/` after every
+- **saved state** (`SavedState`, desk.build.state), written to `.desk-cache/` after every
   `desk build`:
   - inspected story files (summary, digest, git blob id and findings) by path, valid
     while the file's stat is unchanged, or when only the stat changed (a fresh checkout)
-    while git holds the file unchanged with the same blob id (desk.gitblobs), or else
+    while git holds the file unchanged with the same blob id (desk.content.gitblobs), or else
     while its digest is the same; and all only while the check key is the same;
   - rendered units (a story's three files, a list page and its index.json, a feed...)
     with the key each was rendered under;
   - the spare: what the site before the current one holds, so the writer can recycle
-    that folder as its next staging folder (see desk.writer);
-  - the sealed search bundles (desk.bundles): each one's entries as they were indexed,
+    that folder as its next staging folder (see desk.build.writer);
+  - the sealed search bundles (desk.search.bundles): each one's entries as they were indexed,
     which a build cannot learn from the site (what was sealed, and in which version);
-  - the URL history (desk.history): every URL each story id was published at. Unlike
+  - the URL history (desk.content.history): every URL each story id was published at. Unlike
     the rest it is not a cache but the site's memory, which the site carries too (its
     desk-urls.json): `recall_history` says which copy a build starts from.
 - **session** (`Session`), kept in memory by a long-running process (desk serve) and
@@ -36,15 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from desk.checks import KeptChecks
-from desk.findings import Finding
-from desk.gitblobs import CleanFiles, blob_id, clean_blobs
-from desk.history import UrlHistory, read_history_file
-from desk.keys import KeyCache, SiteIds
-from desk.listing import ContentListing
-from desk.loader import ContentChanged, LoadedStory
-from desk.render.context import Recall
-from desk.state import (
+from desk.build.keys import KeyCache, SiteIds
+from desk.build.state import (
     SUFFIX,
     FileRecord,
     SavedState,
@@ -54,8 +47,15 @@ from desk.state import (
     stat_size,
     write_state,
 )
+from desk.build.writer import site_id_of, spare_path
+from desk.content.checks import KeptChecks
+from desk.content.findings import Finding
+from desk.content.gitblobs import CleanFiles, blob_id, clean_blobs
+from desk.content.history import UrlHistory, read_history_file
+from desk.content.listing import ContentListing
+from desk.content.loader import ContentChanged, LoadedStory
+from desk.render.context import Recall
 from desk.urls import URL_HISTORY, relative_file
-from desk.writer import site_id_of, spare_path
 
 Inspected = tuple[LoadedStory | None, tuple[Finding, ...]]
 
@@ -104,7 +104,7 @@ class BuildCache:
         if self.file is None:
             return
         # ContentChanged: texts or digests left in the state's file that another build
-        # changed since (see desk.state.StateFile).
+        # changed since (see desk.build.state.StateFile).
         with contextlib.suppress(OSError, ContentChanged):
             write_state(self.state, self.file)
 

@@ -15,13 +15,15 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 
-from desk.cache import Inspected, InspectionCache, Session, file_stat
-from desk.catalog import Content
-from desk.checks import KeptChecks, check_across, check_story, check_withdrawals
+from desk.build.cache import Inspected, InspectionCache, Session, file_stat
+from desk.build.parallel import map_forked
+from desk.build.state import Stat
 from desk.config import Config
-from desk.findings import Finding, sort_findings
-from desk.history import UrlHistory
-from desk.loader import (
+from desk.content.catalog import Content
+from desk.content.checks import KeptChecks, check_across, check_story, check_withdrawals
+from desk.content.findings import Finding, sort_findings
+from desk.content.history import UrlHistory
+from desk.content.loader import (
     DRAFTS,
     STORIES,
     WITHDRAWN,
@@ -33,8 +35,6 @@ from desk.loader import (
     load_withdrawal_file,
     parse_story_file,
 )
-from desk.parallel import map_forked
-from desk.state import Stat
 
 # Below this many files to parse, forking costs more than it saves.
 PARALLEL_MIN_FILES = 200

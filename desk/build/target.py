@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from desk.writer import ChangesStaging, LiveFolder, SiteWriter, Spare, Staging
+from desk.build.writer import ChangesStaging, LiveFolder, SiteWriter, Spare, Staging
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,8 @@ from pathlib import Path, PurePosixPath
 from jinja2 import BaseLoader, Environment, FileSystemLoader, TemplateNotFound
 from jinja2.loaders import split_template_path
 
-# The repository root of a source checkout (desk/ is one of its folders).
-_CHECKOUT = Path(__file__).resolve().parent.parent
+# The repository root of a source checkout (this file is desk/render/theme.py in it).
+_CHECKOUT = Path(__file__).resolve().parents[2]
 
 
 def shipped(name: str) -> Path:

@@ -8,7 +8,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from desk.build import BuildReport
+from desk.build.pipeline import BuildReport
 from desk.render.templates import isotime, oneline
 
 # Items per list in the Markdown summary.
@@ -16,7 +16,7 @@ SHOWN = 20
 
 
 def report_data(report: BuildReport, size: dict[str, Any] | None = None) -> dict[str, Any]:
-    """JSON-ready publish report; `size` is the built site's (desk.budget.budget_data)."""
+    """JSON-ready publish report; `size` is the built site's (desk.publish.budget.budget_data)."""
     held = [{"id": s.summary.id, "url_path": s.url_path, "path": s.path,
              "published_at": isotime(s.summary.published_at)} for s in report.held]
     return {

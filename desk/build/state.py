@@ -1,15 +1,15 @@
 """The saved state: what a build leaves in `.desk-cache/` for the next one, and its file.
 
-What it holds (see desk.cache for how builds use it):
+What it holds (see desk.build.cache for how builds use it):
 
 - inspected story files (summary, digest, git blob id and findings) by path, with the
   stat they were inspected under and the check key their findings hold for;
 - rendered units (a story's three files, a list page and its index.json, a feed...)
   with the key each was rendered under;
 - the spare: what the site before the current one holds, so the writer can recycle
-  that folder as its next staging folder (see desk.writer);
-- the sealed search bundles (desk.bundles): each one's entries as they were indexed;
-- the URL history (desk.history).
+  that folder as its next staging folder (see desk.build.writer);
+- the sealed search bundles (desk.search.bundles): each one's entries as they were indexed;
+- the URL history (desk.content.history).
 
 The file is an SQLite database, one row per inspected file and per unit. Read row by
 row, it never holds the whole archive twice in memory (a JSON document is parsed whole
@@ -41,12 +41,12 @@ from typing import Any
 
 import orjson
 
-from desk.findings import Finding
-from desk.heap import collector_paused
-from desk.history import UrlHistory, history_from_json
-from desk.loader import ContentChanged, LoadedStory, StoredTexts, Summary, Texts
+from desk.build.heap import collector_paused
+from desk.build.writer import Spare, UnitFiles
+from desk.content.findings import Finding
+from desk.content.history import UrlHistory, history_from_json
+from desk.content.loader import ContentChanged, LoadedStory, StoredTexts, Summary, Texts
 from desk.urls import USUAL_FILES, plain_folder, relative_file, usual_count
-from desk.writer import Spare, UnitFiles
 
 STATE_VERSION = 9
 # Saved states of output folders kept at most (the oldest go first).
@@ -351,7 +351,7 @@ class StateFile:
             return None
 
 
-# A sealed search bundle's name, as desk.bundles makes them: it names a site folder.
+# A sealed search bundle's name, as desk.search.bundles makes them: it names a site folder.
 _SEALED_NAME = re.compile(r"s-[0-9a-f]{16}")
 
 

@@ -24,10 +24,10 @@ from pydantic import ValidationError
 
 from desk import urls
 from desk.config import Config
-from desk.findings import Finding, escape_pointer
-from desk.gitblobs import blob_id
-from desk.models import Story, Withdrawal
-from desk.prose import clean_text
+from desk.content.findings import Finding, escape_pointer
+from desk.content.gitblobs import blob_id
+from desk.content.models import Story, Withdrawal
+from desk.content.prose import clean_text
 
 # The folders of content/: stories (published, or held until due), drafts (shown only in
 # the preview or with --drafts) and withdrawals (one file per withdrawn story).
@@ -244,7 +244,7 @@ def content_files(content: Path, folder: str, findings: list[Finding]) -> list[s
 @dataclass(frozen=True)
 class ParsedStory:
     """A valid story file's model, the JSON it was validated from (whose key order is
-    index.json's), the sha256 of its bytes and their git blob id (desk.gitblobs)."""
+    index.json's), the sha256 of its bytes and their git blob id (desk.content.gitblobs)."""
 
     story: Story
     data: dict[str, Any]

@@ -10,8 +10,8 @@ from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from desk.kinds import kind_of
-from desk.writer import MARKER
+from desk.build.writer import MARKER
+from desk.render.kinds import kind_of
 
 # GitHub Pages refuses a published site larger than 1 GB (taken as 10^9 bytes, the
 # stricter reading).

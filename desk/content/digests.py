@@ -1,0 +1,34 @@
+"""Digests: short, collision-safe hashes of several values, and the names made from them
+that outlive desk's code (a story's search entry).
+
+Every key of the build (desk.build.keys) is a digest; so is a search entry, which names
+one version of a story at one URL on its page and in the search index.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+
+
+def digest(*parts: bytes | str) -> str:
+    """A short hash of several values (length-prefixed, so no two inputs collide)."""
+    return digest_all(parts)
+
+
+def digest_all(parts: Iterable[bytes | str]) -> str:
+    """digest(*parts) of parts hashed as they come, never held together (the sitemap's
+    line of every page)."""
+    made = hashlib.sha256()
+    for part in parts:
+        data = part.encode("utf-8") if isinstance(part, str) else part
+        made.update(len(data).to_bytes(8, "big"))
+        made.update(data)
+    return made.hexdigest()[:32]
+
+
+def search_entry(url: str, story_digest: str) -> str:
+    """What names one version of a story at one URL in the search index (and on its
+    page): it changes when the story's file or URL does, never with desk's code, so the
+    sealed search bundles (desk.search.bundles) outlive upgrades."""
+    return digest("search-entry", url, story_digest)[:12]
