@@ -76,6 +76,8 @@ fuzz: $(STAMP)
 	DESK_FUZZ_EXAMPLES=10000 $(BIN)/python -m pytest -q -p no:cacheprovider tests/test_hostile.py $(ARGS)
 	DESK_MACHINE_EXAMPLES=100 $(BIN)/python -m pytest -q -p no:cacheprovider \
 	  tests/test_incremental_machine.py $(ARGS)
+	DESK_LOCK_TRIES=30 $(BIN)/python -m pytest -q -p no:cacheprovider tests/test_lock.py \
+	  -k together $(ARGS)
 
 screenshots: $(STAMP)
 	$(BIN)/python tests/screenshots.py
