@@ -28,9 +28,10 @@ from desk.build.heap import frozen_heap, large_blocks_returned
 from desk.build.holdback import HeldStory
 from desk.build.inspection import inspect_content
 from desk.build.lock import LockBusy, guarded_by, writing
+from desk.build.modes import Flags, ModeError, build_mode
 from desk.build.parallel import MAX_JOBS, default_jobs, fork_safe
 from desk.build.pipeline import BuildReport, build
-from desk.build.target import ChangesOnly, FreshStaging, RecycledSpare, Target
+from desk.build.target import Target
 from desk.config import (
     CONFIG_FILE,
     Config,
@@ -147,21 +148,24 @@ def main() -> None:
 @click.option("--base-url", help="Absolute URL the site is published at.")
 @click.option("--now", type=IsoDatetime(), help="Build time (default: now, UTC).")
 @click.option("--future", is_flag=True, help="Publish stories dated after --now too.")
-@click.option("--drafts", is_flag=True, help="Write the drafts too, marked as drafts.")
+@click.option("--drafts", is_flag=True, help="Previewing: write the drafts too, marked as "
+              "drafts (not with --changes-only, which makes the live site's changes).")
 @url_history_option
 @click.option("--jobs", type=click.IntRange(1, MAX_JOBS, clamp=True),
               show_default=f"the number of cores, at most {MAX_JOBS}",
               help="Processes rendering stories (forked on Linux; one process elsewhere).")
-@click.option("--no-cache", is_flag=True, help="Build from scratch; neither read nor save "
-              "the build cache.")
-@click.option("--changes-only", is_flag=True, help="Write only the files that changed since "
-              "the site the build cache describes, and the list of every file, for `desk "
-              "deploy` to a store that holds that site (a fresh CI runner restores the "
-              "cache, not the site). A held-back story's last pages are read from the live "
-              "site at the base URL.")
-@click.option("--render-all", is_flag=True, help="Render every page again, keeping none of "
-              "the last build's (the cache's inspections and URL history still count); with "
-              "--changes-only the changes are then the whole site.")
+@click.option("--no-cache", is_flag=True, help="Fresh: build from nothing into a fresh "
+              "folder, neither reading nor saving the build cache (to check that a build "
+              "from nothing gives the same site).")
+@click.option("--changes-only", is_flag=True, help="Deploying from a runner that restored "
+              "the build cache but not the site: write only the files that changed since the "
+              "site the cache describes, and the list of every file, for `desk deploy` to the "
+              "store that holds that site. A held-back story's last pages are read from the "
+              "live site at the base URL.")
+@click.option("--render-all", is_flag=True, help="Rebuilding every page (after a change the "
+              "keys cannot see, or to upload everything again): render every page, keeping "
+              "none of the last build's; the cache's inspections and URL history still "
+              "count. With --changes-only the changes are the whole site.")
 @click.option("--no-search", is_flag=True, help="Skip the search index and page.")
 @click.option("--cache-dir", type=click.Path(path_type=Path, file_okay=False),
               help="Where builds remember their work (default: .desk-cache).")
@@ -183,6 +187,15 @@ def build_command(content: Path | None, out: Path | None, base_url: str | None,
     """Build the site into the output folder, replacing it only when the build succeeds.
 
     \b
+    The situations, each named once (desk/build/modes.py):
+      desk build                   publish: render what changed, swap the site in whole
+      desk build --changes-only    changes: only what changed, for `desk deploy`
+      desk build --render-all      rebuild: render every page again
+      desk build --no-cache        fresh: from nothing, remembering nothing
+    --hold-back, --drafts, --future and --no-search go with any of them
+    (not --drafts with --changes-only).
+
+    \b
     Exit status: 0 built; 1 refused (content errors; with --hold-back, only errors
     about no single story: templates, settings, the content or output folder);
     2 usage errors; 3 built, with stories held back (--hold-back); 4 another build or
@@ -194,18 +207,18 @@ def build_command(content: Path | None, out: Path | None, base_url: str | None,
                          cache_dir=cache_dir)
     jobs = jobs or default_jobs()
     out = config.output_dir
-    if no_cache and changes_only:
-        raise click.UsageError("--changes-only needs the build cache; drop --no-cache")
-    # --no-cache: a build from nothing into a fresh folder, remembering nothing.
-    target: Target = (FreshStaging(out) if no_cache else
-                      ChangesOnly(out) if changes_only else RecycledSpare(out))
-    state_file = None if no_cache else BuildCache.file_for(config.cache_dir, out)
+    try:
+        mode = build_mode(Flags(no_cache, changes_only, render_all, drafts))
+    except ModeError as exc:
+        raise click.UsageError(str(exc)) from None
+    state_file = BuildCache.file_for(config.cache_dir, out) if mode.uses_cache else None
     # One writer per site and per cache, from before the cache is read until it is saved.
     with locked("build", guarded_by(out, state_file), no_wait, level):
-        cache = BuildCache() if no_cache else BuildCache.saved_for(config.cache_dir, out)
-        _run_build(BuildRun(config, target, cache, jobs, level, report_file),
-                   Clock(now or datetime.now(UTC), future, drafts, hold_back),
-                   render_all, url_history)
+        cache = BuildCache.saved_for(config.cache_dir, out) if mode.uses_cache else BuildCache()
+        if not mode.keeps_pages:
+            cache.state.disown()
+        _run_build(BuildRun(config, mode.target(out), cache, jobs, level, report_file),
+                   Clock(now or datetime.now(UTC), future, drafts, hold_back), url_history)
 
 
 @dataclass(frozen=True)
@@ -220,16 +233,13 @@ class BuildRun:
     report_file: Path | None
 
 
-def _run_build(run: BuildRun, clock: Clock, render_all: bool, url_history: Path | None
-               ) -> None:
+def _run_build(run: BuildRun, clock: Clock, url_history: Path | None) -> None:
     """Build, print what happened and exit with the build's status."""
     config, cache, level, report_file = run.config, run.cache, run.level, run.report_file
     bar = ProgressBar(sys.stderr if level > QUIET else None)
     # What the build reads first (the saved state) lives as long as it: the cyclic garbage
     # collector need not scan it again and again (at 100,000 stories, seconds a build).
     with frozen_heap():
-        if render_all:
-            cache.state.disown()
         cache.history = given_history(url_history)
         report = build(config, clock, run.target, cache, run.jobs, bar.update)
         bar.finish()
