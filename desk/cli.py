@@ -12,6 +12,7 @@ import contextlib
 import json
 import os
 import re
+import signal
 import sys
 import time
 import webbrowser
@@ -480,6 +481,9 @@ def serve_command(content: Path | None, host: str, port: int, now: datetime | No
     except ServeError as exc:
         click.echo(f"desk serve: {exc}", err=True)
         sys.exit(1)
+    # A closed terminal or a process manager's stop is a stop, as Ctrl-C is.
+    for stop_signal in _STOP_SIGNALS:
+        signal.signal(stop_signal, _interrupt)
     try:
         server.rebuild("start", jobs=default_jobs())  # no threads run yet: forking is safe
         server.start()
@@ -495,6 +499,15 @@ def serve_command(content: Path | None, host: str, port: int, now: datetime | No
     finally:
         server.stop()
     click.echo("Stopped.", err=True)
+
+
+# Signals that stop desk serve as Ctrl-C does (SIGHUP: where the system has it).
+_STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP")
+                      if hasattr(signal, name))
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
 
 
 # The line desk serve prints after each good rebuild (left out by -q).

@@ -307,4 +307,6 @@ def test_stop_before_start_returns(tmp_path: Path) -> None:
     stopping.start()
     stopping.join(timeout=30)
     assert not stopping.is_alive(), "stop() hung on a server that never served"
-    assert not (dev.state.folder).exists()
+    # The site stays in the site's one preview folder, which the next preview clears.
+    assert dev.state.folder == tmp_path / "cache" / "preview" / "site"
+    assert (dev.state.folder / "index.html").is_file()
