@@ -71,6 +71,8 @@ class SiteState:
     epoch: int = 0
     has_site: bool = False
     errors: tuple[Finding, ...] = ()
+    # The warnings of each page's story file, by the page's URL path (the story pages').
+    warnings: dict[str, tuple[Finding, ...]] = field(default_factory=dict)
     changed: threading.Condition = field(default_factory=threading.Condition)
     closing: bool = False
     # Held while a request reads a file and while an in-place rebuild writes files.
@@ -86,6 +88,7 @@ class SiteState:
         with self.changed:
             if report is not None and report.ok:
                 self.has_site = True
+                self.warnings = page_warnings(report)
             self.errors = errors
             self.epoch += 1
             self.changed.notify_all()
@@ -97,9 +100,42 @@ class SiteState:
             return self.token
 
 
-def reload_snippet(state: SiteState) -> str:
-    """The script and, when the last build failed, the error overlay added to HTML pages."""
+def page_warnings(report: BuildReport) -> dict[str, tuple[Finding, ...]]:
+    """The warnings of the build, by the URL path of the page of the story they are about."""
+    by_file: dict[str, list[Finding]] = {}
+    for finding in report.warnings:
+        by_file.setdefault(finding.path, []).append(finding)
+    if not by_file:
+        return {}
+    return {item.url_path: tuple(by_file[item.path])
+            for item in (*report.published, *report.skipped) if item.path in by_file}
+
+
+def findings_panel(findings: tuple[Finding, ...]) -> str:
+    """A small panel, dismissible, with the warnings of the story on the page."""
+    items = "".join(f"<li>{html.escape(f.format())}</li>" for f in findings[:20])
+    more = f"<li>… and {len(findings) - 20} more</li>" if len(findings) > 20 else ""
+    count = len(findings)
+    return (
+        '<aside id="desk-findings" role="status" aria-label="desk: warnings" style="'
+        "position:fixed;right:1em;bottom:1em;z-index:2147483646;max-width:min(40em,90vw);"
+        "max-height:40vh;overflow:auto;background:#fff8e1;color:#3b2a00;"
+        "font:13px/1.4 ui-monospace,monospace;padding:.75em 1em;border:2px solid #b7791f;"
+        'border-radius:6px;box-shadow:0 2px 8px rgba(0,0,0,.25)">'
+        '<button type="button" onclick="this.parentNode.remove()" '
+        'style="float:right;margin-left:1em" aria-label="Dismiss">×</button>'
+        f"<strong>desk: {count} warning{'s' if count != 1 else ''} in this story's file"
+        f"</strong> (shown only in the preview)<ul>{items}{more}</ul></aside>"
+    )
+
+
+def reload_snippet(state: SiteState, page: str = "") -> str:
+    """The script and, when the last build failed, the error overlay added to HTML pages;
+    on a story's page (`page`: its URL path), the panel of its warnings."""
     parts = []
+    warnings = state.warnings.get(page) if page else None
+    if warnings:
+        parts.append(findings_panel(warnings))
     if state.errors:
         items = "".join(f"<li>{html.escape(f.format())}</li>" for f in state.errors[:50])
         more = (f"<li>… and {len(state.errors) - 50} more</li>"
@@ -209,7 +245,7 @@ class Handler(BaseHTTPRequestHandler):
         kind = SPECIAL_TYPES.get(found.name) or CONTENT_TYPES.get(
             found.suffix, "application/octet-stream")
         if found.suffix == ".html":
-            body = inject(body, reload_snippet(state))
+            body = inject(body, reload_snippet(state, page_of(self.path)))
         self.send(200, kind, body, head)
 
     def send(self, status: int, kind: str, body: bytes, head: bool) -> None:
@@ -245,6 +281,12 @@ class Handler(BaseHTTPRequestHandler):
 
 
 
+def page_of(raw_path: str) -> str:
+    """The URL path of the page a request asks for (its folder, for index.html)."""
+    path = unquote(urlsplit(raw_path).path)
+    return path.removesuffix("index.html") if path.endswith("/index.html") else path
+
+
 def make_handler(state: SiteState) -> type[BaseHTTPRequestHandler]:
     """A request handler class bound to one server's state."""
     return type("BoundHandler", (Handler,), {"state": state})
@@ -268,6 +310,8 @@ class DevServer:
         self._now = now
         self._future = future
         self._echo = echo
+        # The warnings last printed, by file: each is printed once, when it changes.
+        self._told: dict[str, tuple[Finding, ...]] | None = None
         self._folder = PreviewFolder(_cache_dir(load))
         self.state = SiteState(folder=self._folder.path / "site")
         # Inspected stories, rendered units and the session between rebuilds; never saved.
@@ -345,12 +389,28 @@ class DevServer:
         for finding in errors:
             self._echo(finding.format())
         if report is not None and report.ok:
+            self._tell_new_warnings(report.warnings)
+        if report is not None and report.ok:
             count = len(report.published)
             self._echo(f"{reason}: built {count} {'story' if count == 1 else 'stories'}, "
                        f"{len(report.warnings)} warning(s) in {seconds:.2f} s")
         else:
             self._echo(f"{reason}: build failed with {len(errors)} error(s) in {seconds:.2f} s;"
                        " still serving the last good site")
+
+    def _tell_new_warnings(self, warnings: tuple[Finding, ...]) -> None:
+        """Print the warnings of each file whose warnings changed since they were last
+        printed (at the start only their count: an archive may hold thousands)."""
+        by_file: dict[str, tuple[Finding, ...]] = {}
+        for finding in warnings:
+            by_file[finding.path] = (*by_file.get(finding.path, ()), finding)
+        told, self._told = self._told, by_file
+        if told is None:
+            return
+        for path, found in by_file.items():
+            if told.get(path) != found:
+                for finding in found:
+                    self._echo(f"warning: {finding.format()}")
 
     def watch_paths(self) -> list[Path]:
         """Folders and files whose changes trigger a rebuild."""
