@@ -58,9 +58,9 @@ def test_ten_previews_stopped_every_way_leave_one_preview_folder(tmp_path: Path)
         assert list(temp.iterdir()) == []  # nothing in the temporary folder
         site = cache / PREVIEW / "site"
         assert (site / "index.html").is_file()
-    # What the killed ones left was cleared by the next: one site, and the trash.
+    # What the killed ones left was cleared by the next: one site and its cache.
     kept = {p.name for p in (cache / PREVIEW).iterdir()}
-    assert kept <= {"site", "trash", ".preview.lock"}, kept
+    assert kept <= {"site", "cache", "trash", ".preview.lock"}, kept
 
 
 def test_a_second_preview_of_a_site_works_in_a_folder_of_its_own(tmp_path: Path) -> None:

@@ -4,7 +4,9 @@
 A preview that is killed, or whose terminal is closed, leaves its folder behind; the
 next preview of the site clears it as it starts (in the background: at 100,000 stories
 the last site is gigabytes). So whatever happened, a site has at most one preview folder.
-The folder is guarded by the same kind of lock as a build's output folder; a second
+It holds the last preview's site and build cache, which the next preview starts from
+(re-rendering only what differs), and the trash. The folder is guarded by the same kind
+of lock as a build's output folder; a second
 preview of the same site, started while the first runs, works in a temporary folder of
 its own and removes it when it stops.
 """
@@ -23,6 +25,8 @@ from desk.build.writer import remove_tree
 
 PREVIEW = "preview"
 TRASH = "trash"
+SITE = "site"
+CACHE = "cache"
 _LOCK = ".preview.lock"
 
 
@@ -46,12 +50,24 @@ class PreviewFolder:
         if self.shared:
             self._clear_leftovers()
 
+    @property
+    def site(self) -> Path:
+        """Where the preview's site is built."""
+        return self.path / SITE
+
+    @property
+    def cache(self) -> Path:
+        """Where the preview's build cache is saved, beside its site (the next preview
+        starts from both when they still describe the content)."""
+        return self.path / CACHE
+
     def _clear_leftovers(self) -> None:
-        """Move what a stopped or dead preview left into the trash, then empty it."""
+        """Move what a stopped or dead preview left into the trash, then empty it: all but
+        its site and cache (the build checks that they still belong together)."""
         trash = self.path / TRASH
         trash.mkdir(exist_ok=True)
         for entry in self.path.iterdir():
-            if entry.name not in (TRASH, _LOCK):
+            if entry.name not in (TRASH, _LOCK, SITE, CACHE):
                 entry.rename(trash / uuid.uuid4().hex)
         self.throw_away_later(None)
 

@@ -313,10 +313,14 @@ class DevServer:
         # The warnings last printed, by file: each is printed once, when it changes.
         self._told: dict[str, tuple[Finding, ...]] | None = None
         self._folder = PreviewFolder(_cache_dir(load))
-        self.state = SiteState(folder=self._folder.path / "site")
-        # Inspected stories, rendered units and the session between rebuilds; never saved.
+        self.state = SiteState(folder=self._folder.site)
+        # What the last preview of the site left (its own cache, beside its site), and
+        # the session kept in memory between rebuilds.
         self._session = Session()
-        self._cache = BuildCache(session=self._session)
+        self._cache = (BuildCache.saved_for(self._folder.cache, self._folder.site)
+                       if self._folder.shared else BuildCache())
+        self._cache.session = self._session
+        self._history_given = False
         self._stop = threading.Event()
         self._serving = False  # shutdown() waits for a serve loop: only one that started
         try:
@@ -372,12 +376,14 @@ class DevServer:
 
     def _start_history(self, config: Config) -> tuple[Finding, ...]:
         """Before the first build: start from the URL history the next `desk build` would
-        start from, so the preview redirects and gives notice where the site will."""
-        if self._cache.state.history is not None:
+        start from, so the preview redirects and gives notice where the site will (not
+        from the one the last preview saved: builds may have published since)."""
+        if self._history_given:
             return ()  # the preview's own, from its last build
         history, problems = remembered_history(config.cache_dir, config.output_dir)
         if not problems:
             self._cache.state.history = history
+            self._history_given = True
         return tuple(problems)
 
     def _remove_later(self, old_site: Path) -> None:
