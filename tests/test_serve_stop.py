@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -101,3 +102,32 @@ def test_a_closed_tab_is_silent_and_other_errors_are_not(
 
 class _NoHandler:  # never called: no request is served
     pass
+
+
+def _children(pid: int) -> list[int]:
+    """The processes `pid` forked (Linux)."""
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").glob("*/children"):
+        found += [int(child) for child in task.read_text().split()]
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs Linux's /proc")
+def test_a_closed_terminal_stops_a_preview_and_its_workers_without_a_traceback(
+        tmp_path: Path) -> None:
+    root = tmp_path / "site"
+    subprocess.run([sys.executable, "-m", "desk", "init", str(root), "--base-url",
+                    "https://news.example.org", "-q"], check=True)
+    make_corpus(root / "content", 400)  # enough that the build forks workers
+    process = subprocess.Popen([sys.executable, "-m", "desk", "serve", "--port", "0",
+                                "--now", NOW], cwd=root, stderr=subprocess.PIPE, text=True,
+                               start_new_session=True)
+    deadline = time.monotonic() + 120
+    while not _children(process.pid):  # the first build has forked its workers
+        assert process.poll() is None and time.monotonic() < deadline, "no workers seen"
+        time.sleep(0.005)
+    os.killpg(process.pid, signal.SIGHUP)  # what a closed terminal sends: to every process
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 0, err
+    assert "Traceback" not in err and "ForkProcess" not in err, err
+    assert "Stopped." in err
