@@ -47,6 +47,7 @@ from desk.content.findings import Finding
 from desk.content.history import UrlHistory, read_history_file
 from desk.publish.annotations import annotation
 from desk.publish.budget import budget_data, measure, stories_per_day, worth_measuring
+from desk.publish.checkrun import tell_github
 from desk.publish.linkcheck import check_links
 from desk.publish.report import report_data, report_markdown, size_line
 from desk.scaffold import ScaffoldError, scaffold
@@ -423,6 +424,8 @@ def check_command(content: Path | None, strict: bool, fmt: str, links_dir: Path 
         if inspection.drafts or drafts:
             checked += f" and {len(inspection.drafts)} drafts"
     echo_check(findings, drafts, fmt, checked, level)
+    if fmt == "text":  # JSON output stays JSON alone
+        tell_github(findings, drafts, checked, click.echo)
     failed = any(f.is_error for f in findings) or (strict and bool(findings))
     sys.exit(1 if failed else 0)
 
