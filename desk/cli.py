@@ -33,6 +33,7 @@ from desk.build.modes import Flags, ModeError, build_mode
 from desk.build.parallel import MAX_JOBS, default_jobs, fork_safe
 from desk.build.pipeline import BuildReport, build
 from desk.build.target import Target
+from desk.commands.announce import announce_command
 from desk.config import (
     CONFIG_FILE,
     Config,
@@ -653,3 +654,5 @@ def write_deploy_reports(data: dict[str, Any], report_file: Path | None,
     if step_summary:
         with open(step_summary, "a", encoding="utf-8") as handle:
             handle.write(markdown(data))
+
+main.add_command(announce_command)

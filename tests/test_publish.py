@@ -45,6 +45,7 @@ CURRENT_ACTIONS = {
     "actions/cache/restore": "v6",
     "actions/cache/save": "v6",
     "actions/upload-artifact": "v7",
+    "actions/download-artifact": "v8",
     "actions/configure-pages": "v6",
     "actions/upload-pages-artifact": "v5",
     "actions/deploy-pages": "v5",
