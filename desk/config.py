@@ -164,6 +164,19 @@ class DeployConfig(BaseModel):
     # cached five minutes by default; publishes come hourly).
     keep_replaced_minutes: float = Field(default=30, ge=0)
     cache_control: CacheControl = Field(default_factory=CacheControl)
+    # Key prefixes below the target that a deploy never lists, uploads or deletes: the
+    # deploy previews live there, beside the site (desk makes no such folder).
+    leave: tuple[str, ...] = ("previews/",)
+
+    @field_validator("leave")
+    @classmethod
+    def _folders(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for prefix in value:
+            parts = prefix.strip("/").split("/")
+            if not prefix.strip("/") or any(p in ("", ".", "..") for p in parts):
+                raise ValueError(f"{prefix!r} is not a folder below the target, e.g. "
+                                 "\"previews/\"")
+        return tuple(prefix.strip("/") + "/" for prefix in value)
 
 
 class AnnounceConfig(BaseModel):
