@@ -52,7 +52,9 @@ def check_step(path: Path) -> dict[str, Any]:
 
 
 def install_runs(path: Path) -> list[str]:
-    return [s["run"] for s in steps(path) if "pip install" in s.get("run", "")]
+    """The install steps of a workflow's first job (a publish workflow's build)."""
+    first = next(iter(workflow(path)["jobs"].values()))
+    return [s["run"] for s in first["steps"] if "pip install" in s.get("run", "")]
 
 
 @pytest.mark.parametrize("path, publish", [

@@ -54,13 +54,15 @@ def announce_command(deploy_report: Path | None, site: Path | None, since: Path 
         wanted = load_announce_config(config_file)
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from None
-    what, problem = _what(config, deploy_report, (site, since), urls_file)
-    indexnow = bool(wanted.indexnow_endpoint and config.indexnow_key)
-    if list_file is not None and what.urls and (indexnow or config.websub_hub):
+    enabled = bool(wanted.indexnow_endpoint and config.indexnow_key) or bool(config.websub_hub)
+    # Off, nothing is worked out either (the Pages workflows run this on every publish).
+    what, problem = (_what(config, deploy_report, (site, since), urls_file) if enabled
+                     else (Announcement(), ""))
+    if list_file is not None and what.urls:
         list_file.write_text(json.dumps(what.as_json(), indent=1) + "\n", encoding="utf-8")
     if problem:
         note = f"nothing announced: {problem}"
-    elif not (indexnow or config.websub_hub):
+    elif not enabled:
         note = ("nothing to send: announcing is off (set indexnow_key and [announce] "
                 "indexnow_endpoint, or websub_hub)")
     else:
@@ -73,8 +75,8 @@ def announce_command(deploy_report: Path | None, site: Path | None, since: Path 
         if os.environ.get("GITHUB_ACTIONS") == "true":
             click.echo(warning_command("desk announce", warning))
     done = sum(s.ok for s in sent)
-    click.echo(f"Announced {len(what.pages)} page(s) and {len(what.feeds)} feed(s): "
-               f"{done} of {len(sent)} request(s) answered"
+    click.echo(f"desk announce: {len(what.pages)} page(s) and {len(what.feeds)} feed(s) "
+               f"changed; {done} of {len(sent)} request(s) answered"
                + (f" ({note})" if note else "") + ".", err=True)
     step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if step_summary:
