@@ -182,6 +182,9 @@ def test_announces_what_a_deploy_changed(engine: Engine, s3: Server, tmp_path: P
 
     edited = stories[2] | {"headline": "A corrected headline"}
     write_story(tmp_path / "site" / "content", edited)
+    gone = stories[4]
+    content = tmp_path / "site" / "content" / "stories"
+    (content / gone["published_at"][:10] / f"{gone['slug']}.json").unlink()
     build(settings)
     deployed = deploy(settings, s3, report)
     summary = tmp_path / "summary.md"
@@ -197,8 +200,11 @@ def test_announces_what_a_deploy_changed(engine: Engine, s3: Server, tmp_path: P
     assert body["host"] == "news.example.org" and body["key"] == KEY
     assert body["keyLocation"] == f"{BASE}/{KEY}.txt"
     uploaded = {p for action, p in deployed["log"] if action == "put"}
-    pages = {f"{BASE}/{p.removesuffix('index.html')}" for p in uploaded
+    deleted = {p for action, p in deployed["log"] if action == "delete"}
+    pages = {f"{BASE}/{p.removesuffix('index.html')}" for p in uploaded | deleted
              if p.endswith("index.html")}
+    removed = f"{BASE}/stories/{gone['published_at'][:10]}/{gone['slug']}/"
+    assert removed in pages  # engines learn sooner that it is gone
     feeds = {f"{BASE}/{p}" for p in uploaded
              if p.rpartition("/")[2] in ("feed.xml", "atom.xml", "feed.json")}
     assert set(body["urlList"]) == pages | feeds and len(body["urlList"]) == len(pages | feeds)

@@ -93,7 +93,7 @@ def _what(config: Config, deploy_report: Path | None, sites: tuple[Path | None, 
             return Announcement.from_json(json.loads(urls_file.read_text("utf-8"))), ""
         if deploy_report is not None:
             report = json.loads(deploy_report.read_text("utf-8"))
-            return announcement(config, deployed_paths(report)), ""
+            return announcement(config, *deployed_paths(report)), ""
     except OSError as exc:
         return Announcement(), f"{exc.filename}: {exc.strerror}"
     except ValueError as exc:
@@ -102,5 +102,5 @@ def _what(config: Config, deploy_report: Path | None, sites: tuple[Path | None, 
     if not since.is_dir():
         return Announcement(), (f"{since}: no site from before the build to compare with "
                                 "(a first build, or its cache was evicted)")
-    return announcement(config, changed_paths(site, since)), ""
+    return announcement(config, *changed_paths(site, since)), ""
 

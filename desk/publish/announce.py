@@ -67,35 +67,40 @@ class Announcement:
         return cls(tuple(pages), tuple(feeds))
 
 
-def announcement(config: Config, paths: Iterable[str]) -> Announcement:
-    """The pages and feeds among changed site paths (relative, '/'-separated)."""
-    pages: set[str] = set()
-    feeds: set[str] = set()
-    for path in paths:
-        name = path.rpartition("/")[2]
-        if name == _PAGE:
-            pages.add(urls.absolute(config, "/" + path[: -len(_PAGE)]))
-        elif name in _FEEDS and kind_of(path) == "feed":
-            feeds.add(urls.absolute(config, "/" + path))
+def announcement(config: Config, changed: Iterable[str],
+                 removed: Iterable[str] = ()) -> Announcement:
+    """The pages and feeds among changed site paths (relative, '/'-separated), and the
+    pages among removed ones (search engines learn sooner that they are gone)."""
+    pages = {_page_url(config, path) for path in (*changed, *removed)
+             if path.rpartition("/")[2] == _PAGE}
+    feeds = {urls.absolute(config, "/" + path) for path in changed
+             if path.rpartition("/")[2] in _FEEDS and kind_of(path) == "feed"}
     return Announcement(tuple(sorted(pages)), tuple(sorted(feeds)))
 
 
-def deployed_paths(report: dict[str, Any]) -> list[str]:
-    """The site paths a deploy uploaded, from its JSON report; ValueError when the report
-    is not one of a finished deploy (announcing half a deploy would send readers to
-    pages not up yet)."""
+def _page_url(config: Config, path: str) -> str:
+    """A folder's index.html as the folder's URL."""
+    return urls.absolute(config, "/" + path[: -len(_PAGE)])
+
+
+def deployed_paths(report: dict[str, Any]) -> tuple[list[str], list[str]]:
+    """The site paths a deploy uploaded and deleted, from its JSON report; ValueError when
+    the report is not one of a finished deploy (announcing half a deploy would send
+    readers to pages not up yet)."""
     if not isinstance(report, dict) or not isinstance(report.get("log"), list):
         raise ValueError("not a report written by desk deploy --report")
     if not report.get("ok") or report.get("dry_run"):
         raise ValueError("the deploy did not finish (or was a dry run): nothing to announce")
-    return [str(step[1]) for step in report["log"]
-            if isinstance(step, list) and len(step) == 2 and step[0] == "put"]
+    steps = [step for step in report["log"] if isinstance(step, list) and len(step) == 2]
+    return ([str(path) for action, path in steps if action == "put"],
+            [str(path) for action, path in steps if action == "delete"])
 
 
-def changed_paths(site: Path, since: Path) -> list[str]:
+def changed_paths(site: Path, since: Path) -> tuple[list[str], list[str]]:
     """The files of a built site that the site before it (`since`) lacks or holds with
-    other bytes. Files desk kept from the last build are hard links to the same bytes, so
-    most are told apart by their inode without being read."""
+    other bytes, and its pages that the built site no longer has. Files desk kept from
+    the last build are hard links to the same bytes, so most are told apart by their
+    inode without being read."""
     changed = []
     for folder, _, names in os.walk(site):
         for name in names:
@@ -113,7 +118,10 @@ def changed_paths(site: Path, since: Path) -> list[str]:
                 continue
             if before.st_size != after.st_size or old.read_bytes() != new.read_bytes():
                 changed.append(path)
-    return sorted(changed)
+    removed = [Path(folder, _PAGE).relative_to(since).as_posix()
+               for folder, _, names in os.walk(since)
+               if _PAGE in names and not (site / Path(folder).relative_to(since) / _PAGE).exists()]
+    return sorted(changed), sorted(removed)
 
 
 @dataclass
