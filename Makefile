@@ -46,7 +46,7 @@ check: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check desk tests bench
 	$(BIN)/mypy
-	$(BIN)/actionlint .github/workflows/*.yml desk/starter/publish.yml
+	$(BIN)/actionlint .github/workflows/*.yml desk/starter/*.yml
 
 $(VNU_STAMP):
 	@if command -v npm >/dev/null 2>&1; then \

@@ -33,6 +33,8 @@ from desk.build.modes import Flags, ModeError, build_mode
 from desk.build.parallel import MAX_JOBS, default_jobs, fork_safe
 from desk.build.pipeline import BuildReport, build
 from desk.build.target import Target
+from desk.commands.announce import announce_command
+from desk.commands.preview import preview_group
 from desk.config import (
     CONFIG_FILE,
     Config,
@@ -47,6 +49,7 @@ from desk.content.findings import Finding
 from desk.content.history import UrlHistory, read_history_file
 from desk.publish.annotations import annotation
 from desk.publish.budget import budget_data, measure, stories_per_day, worth_measuring
+from desk.publish.checkrun import tell_github
 from desk.publish.linkcheck import check_links
 from desk.publish.report import report_data, report_markdown, size_line
 from desk.scaffold import ScaffoldError, scaffold
@@ -168,6 +171,9 @@ def main() -> None:
               "none of the last build's; the cache's inspections and URL history still "
               "count. With --changes-only the changes are the whole site.")
 @click.option("--no-search", is_flag=True, help="Skip the search index and page.")
+@click.option("--preview", is_flag=True, help="A deploy preview: a banner and noindex on "
+              "every page, a robots.txt that disallows everything, no IndexNow key file or "
+              "WebSub hub (give the preview's --base-url).")
 @click.option("--cache-dir", type=click.Path(path_type=Path, file_okay=False),
               help="Where builds remember their work (default: .desk-cache).")
 @click.option("--report", "report_file", type=click.Path(path_type=Path, dir_okay=False),
@@ -182,9 +188,9 @@ def main() -> None:
 def build_command(content: Path | None, out: Path | None, base_url: str | None,
                   now: datetime | None, future: bool, drafts: bool, url_history: Path | None,
                   jobs: int | None, no_cache: bool, changes_only: bool, render_all: bool,
-                  no_search: bool, cache_dir: Path | None, report_file: Path | None,
-                  hold_back: bool, no_wait: bool, config_file: Path | None, quiet: bool,
-                  verbose: bool) -> None:
+                  no_search: bool, preview: bool, cache_dir: Path | None,
+                  report_file: Path | None, hold_back: bool, no_wait: bool,
+                  config_file: Path | None, quiet: bool, verbose: bool) -> None:
     """Build the site into the output folder, replacing it only when the build succeeds.
 
     \b
@@ -205,7 +211,7 @@ def build_command(content: Path | None, out: Path | None, base_url: str | None,
     level = verbosity(quiet, verbose)
     config = make_config(config_file, level, content_dir=content, output_dir=out,
                          base_url=base_url, search=False if no_search else None,
-                         cache_dir=cache_dir)
+                         cache_dir=cache_dir, preview=preview or None)
     jobs = jobs or default_jobs()
     out = config.output_dir
     try:
@@ -423,6 +429,8 @@ def check_command(content: Path | None, strict: bool, fmt: str, links_dir: Path 
         if inspection.drafts or drafts:
             checked += f" and {len(inspection.drafts)} drafts"
     echo_check(findings, drafts, fmt, checked, level)
+    if fmt == "text":  # JSON output stays JSON alone
+        tell_github(findings, drafts, checked, click.echo)
     failed = any(f.is_error for f in findings) or (strict and bool(findings))
     sys.exit(1 if failed else 0)
 
@@ -650,3 +658,6 @@ def write_deploy_reports(data: dict[str, Any], report_file: Path | None,
     if step_summary:
         with open(step_summary, "a", encoding="utf-8") as handle:
             handle.write(markdown(data))
+
+main.add_command(announce_command)
+main.add_command(preview_group)

@@ -163,6 +163,7 @@ class SiteContext:
     favicon: str
     search_href: str
     feeds: tuple[FeedLink, ...]
+    preview: bool = False  # a deploy preview: the banner and noindex on every page
 
 
 def site_context(config: Config, assets: dict[str, str]) -> SiteContext:
@@ -196,6 +197,7 @@ def site_context(config: Config, assets: dict[str, str]) -> SiteContext:
             FeedLink("application/feed+json", href(urls.feed_path(urls.FEED_JSON)),
                      f"{config.title} (JSON Feed)"),
         ),
+        preview=config.preview,
     )
 
 
