@@ -52,9 +52,11 @@ from desk.build.target import ChangesOnly, RecycledSpare, Target, open_writer
 from desk.build.writer import LastSiteIncomplete, SiteWriter, WriteError
 from desk.config import Config
 from desk.content.catalog import Catalog, Clock, Notice, build_catalog
+from desk.content.digests import digest
 from desk.content.findings import Finding, sort_findings
 from desk.content.history import Redirect, UrlHistory
 from desk.content.loader import ContentChanged, LoadedStory, ParsedStory
+from desk.content.media import BrokenImage, MediaProbe, is_local, local_refs, probe_media
 from desk.content.prose import Prose
 from desk.render import Output
 from desk.render.assets import Asset, collect_assets
@@ -169,7 +171,11 @@ def _build(config: Config, clock: Clock, target: Target, cache: BuildCache,
     if any(f.is_error for f in findings):
         return BuildReport(False, _with_held(findings, held), timings=timer.timings)
     catalog = build_catalog(sorted_out.content, config, clock, history)
+    catalog, problems = _with_media(catalog, config, cache.session)
     timer.lap("catalog")
+    if problems:
+        return BuildReport(False, _with_held([*problems, *findings], held),
+                           timings=timer.timings)
     try:
         writer = open_writer(target, cache.state.spare, cache.state.site_id)
     except (WriteError, OSError) as exc:
@@ -216,6 +222,19 @@ def _build(config: Config, clock: Clock, target: Target, cache: BuildCache,
                        skipped=catalog.skipped, redirects=catalog.redirects,
                        withdrawn=catalog.notices, whole=not isinstance(target, ChangesOnly),
                        held_back=held)
+
+
+def _with_media(catalog: Catalog, config: Config, session: Session | None
+                ) -> tuple[Catalog, list[Finding]]:
+    """The catalog with the image files its stories name, and a finding for each that
+    cannot be published (what each file's bytes told is kept by a long-running process)."""
+    refs = list(local_refs(catalog.published))
+    if not refs:
+        return catalog, []
+    probe = MediaProbe(config.content_dir, config.image_max_bytes, config.image_max_pixels,
+                       known=session.media if session is not None else {})
+    media, problems = probe_media(refs, probe)
+    return replace(catalog, media=media), problems
 
 
 def _recall(session: Session | None, site: str) -> Recall | None:
@@ -348,7 +367,8 @@ class Plan:
             if unit.inputs is None:
                 yield unit, None
                 continue
-            key = self.keys.key(unit.inputs, unit.recurring)
+            key = (digest(*unit.inputs) if unit.standalone
+                   else self.keys.key(unit.inputs, unit.recurring))
             if self.ledger.reuse(unit.id, key) is None:
                 yield unit, key
 
@@ -449,7 +469,8 @@ def render_stories(ctx: RenderContext, plan: Plan, entries: dict[str, object],
 def story_key(ctx: RenderContext, keys: KeyMaker) -> Callable[[LoadedStory], str]:
     """A story's unit key: its file and what its page shows of the catalog (see
     story_page_inputs). A long-running process recalls the key of a story without related
-    links while its file (the very LoadedStory) and its newsroom's title are the same."""
+    links or image files while its file (the very LoadedStory) and its newsroom's title
+    are the same."""
     catalog, config = ctx.catalog, ctx.config
 
     def make(item: LoadedStory) -> str:
@@ -461,8 +482,9 @@ def story_key(ctx: RenderContext, keys: KeyMaker) -> Callable[[LoadedStory], str
     kept, newsrooms = ctx.recall.story_keys, catalog.newsroom_index
 
     def recalled(item: LoadedStory) -> str:
-        if item.summary.related:  # where they lead may change with any other story
-            return make(item)
+        summary = item.summary
+        if summary.related or any(map(is_local, summary.images)):
+            return make(item)  # where links lead, or an image file, may change apart
         title = newsrooms[item.summary.newsroom].title
         found = kept.get(item.url_path)
         if found is not None and found[0] is item and found[1] == title:
@@ -540,7 +562,7 @@ def describe_failure(exc: BaseException, templates_dir: Path) -> Finding | None:
     if isinstance(exc, ContentChanged):
         return Finding(exc.path, "", "content-changed",
                        "changed while the site was being built; build again")
-    if isinstance(exc, RenderFailed):
+    if isinstance(exc, RenderFailed | BrokenImage):
         return exc.finding
     return None
 

@@ -590,7 +590,7 @@ def _story_to_json(item: LoadedStory) -> tuple[list[Any], list[Any]]:
     s = item.summary
     held = [item.digest, item.url_path, s.id, s.newsroom, s.newsroom_title, s.edition,
             s.published_at.isoformat(), s.modified_at.isoformat(), s.trust, s.url,
-            [list(r) for r in s.related]]
+            [list(r) for r in s.related], list(s.images)]
     return held, [item.digest, *s.texts]
 
 
@@ -610,7 +610,8 @@ def _story_from_json(path: str, held: Any, texts: StateFile) -> LoadedStory:
     modified_at = published_at if modified == published else datetime.fromisoformat(modified)
     related = tuple((u, h) for u, h in held[10]) if held[10] else ()
     summary = Summary(story_id, newsroom, title, edition, published_at, modified_at, held[8],
-                      held[9], related, StoredTexts(texts, path, digest))
+                      held[9], related, StoredTexts(texts, path, digest),
+                      tuple(held[11]) if len(held) > 11 else ())  # none in an older state
     return LoadedStory(path, summary, digest, url_path)
 
 
