@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -216,10 +218,16 @@ def test_check_warns_of_missing_alt_and_credit(tmp_path: Path) -> None:
     assert "/images/0/credit: [image-credit-missing] has no credit" in result.output
 
 
-def test_same_image_same_bytes(site, tmp_path: Path) -> None:
+def test_same_image_same_bytes_in_another_process(site, tmp_path: Path) -> None:
+    """The encoders are deterministic: another process, with nothing decoded kept, makes
+    the same bytes of the same image."""
     content, out = site
     again = tmp_path / "again"
-    assert build(content, again, "--no-cache").exit_code == 0
+    done = subprocess.run([sys.executable, "-m", "desk", "build", "--config",
+                           str(REPO / "pyproject.toml"), "--content", str(content), "--out",
+                           str(again), "--now", NOW, "--no-cache", "--jobs", "2"],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
     assert tree(again / "media") == tree(out / "media")
     assert len(tree(out / "media")) == 2 * 1 + 3 + 2 + 2 * 3  # originals, variants, crops
 
@@ -361,3 +369,15 @@ def test_a_fresh_runner_encodes_only_the_new_image(tmp_path: Path) -> None:
         n for n in _media_files(first) if n.startswith("lead-2.")}) | set(made)
     for name in made:
         assert (whole / "media" / name).read_bytes() == (changes / "media" / name).read_bytes()
+
+
+def test_an_image_over_the_pixel_limit_is_refused_from_its_header(tmp_path: Path) -> None:
+    content = tmp_path / "content"
+    (content / "media").mkdir(parents=True)
+    (content / "media/wide.png").write_bytes(_png_header(12_000, 8_000))
+    story = write_story(content, make_story(1, images=[
+        {"url": "media/wide.png", "alt": "x", "credit": "y"}]))
+    result = build(content, tmp_path / "public")
+    assert result.exit_code == 1
+    assert (f"{story}: /images/0/url: content/media/wide.png is 12,000 × 8,000 pixels; at most "
+            "60,000,000 pixels in all (image_max_pixels)") in result.output

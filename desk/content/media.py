@@ -159,7 +159,9 @@ def _measure(source: io.BytesIO, shown: str, probe: MediaProbe
     max_pixels = probe.max_pixels
     try:
         with warnings.catch_warnings():
-            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            # The settings' limit is checked below, from the header; Pillow's own
+            # warning (past 89 million pixels) would only repeat it.
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
             with Image.open(source) as image:
                 kind = image.format or ""
                 width, height = image.size  # from the header: nothing decoded yet
@@ -179,7 +181,7 @@ def _measure(source: io.BytesIO, shown: str, probe: MediaProbe
                 f"pixels; at most {max_pixels:,} pixels in all (image_max_pixels)")
     except UnidentifiedImageError:
         return f"{IMAGE_INVALID} {shown} is not an image desk can read"
-    except (OSError, ValueError, SyntaxError, Image.DecompressionBombWarning) as exc:
+    except (OSError, ValueError, SyntaxError) as exc:
         return f"{IMAGE_INVALID} {shown} cannot be decoded: {exc}"
     return width, height, kind
 
