@@ -382,7 +382,7 @@ class Plan:
                 ) -> Iterator[tuple[Unit, str | None, tuple[str, ...]]]:
         """Each unit with its files, in order, its share rendered here or in a forked
         worker (all here when they are few)."""
-        count = min(jobs, len(todo) // PARALLEL_MIN_UNITS)
+        count = min(jobs, sum(unit.cost for unit, _ in todo) // PARALLEL_MIN_UNITS)
         if count <= 1:
             yield from self._here(todo)
             return

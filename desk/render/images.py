@@ -34,11 +34,16 @@ WIDTHS = (480, 960, 1600)
 # where the original allows).
 CROPS = ((16, 9), (4, 3), (1, 1))
 CROP_WIDTH = 1200
+# Resizing first by whole factors, then with Lanczos from within twice the size: about a
+# third faster than Lanczos from the original, and no difference the eye sees.
+REDUCING_GAP = 2.0
 WEBP = {"quality": 80, "method": 4}  # method: effort; fixed, as it changes the bytes
 JPEG = {"quality": 85, "optimize": True, "progressive": True, "subsampling": 2}
 # Bump when the encoding changes in a way the settings above do not show.
-ENCODING = "1"
+ENCODING = f"2 reducing gap {REDUCING_GAP}"
 _HASH = 12
+# What one file of an image costs to make, in list pages (about 0.3 s against 3 ms).
+UNIT_COST = 100
 
 
 def encoders() -> str:
@@ -111,7 +116,7 @@ def image_units(ctx: RenderContext) -> Units:
     for media in sorted(ctx.catalog.media.values(), key=lambda m: m.path):
         for job in jobs(media):
             yield Unit(job.path, ("image", media.digest, job.settings, made),
-                       partial(make, job), standalone=True)
+                       partial(make, job), standalone=True, cost=UNIT_COST)
 
 
 def make(job: Job) -> list[Output]:
@@ -130,14 +135,23 @@ def _made(job: Job, image: Image.Image) -> bytes:
     if job.settings.startswith("webp"):
         width = int(job.settings.split()[1])
         height = max(1, round(media.height * width / media.width))
-        return encode(image.resize((width, height), Image.Resampling.LANCZOS), "WEBP")
+        return encode(image.resize((width, height), Image.Resampling.LANCZOS,
+                                   reducing_gap=REDUCING_GAP), "WEBP")
     index = crop_paths(media).index(job.path)
     return encode(crop(image, crop_size(media, CROPS[index])), "JPEG")
 
 
 def crop(image: Image.Image, size: tuple[int, int]) -> Image.Image:
-    """The centre of an image at a ratio, scaled to size."""
-    return ImageOps.fit(image, size, Image.Resampling.LANCZOS, centering=(0.5, 0.5))
+    """The centre of an image at the ratio of `size`, scaled to it."""
+    width, height = image.size
+    across, down = size
+    if width * down > height * across:  # wider than the ratio: cut the sides
+        kept = height * across / down
+        box = ((width - kept) / 2, 0.0, (width + kept) / 2, float(height))
+    else:  # taller: cut top and bottom
+        kept = width * down / across
+        box = (0.0, (height - kept) / 2, float(width), (height + kept) / 2)
+    return image.resize(size, Image.Resampling.LANCZOS, box=box, reducing_gap=REDUCING_GAP)
 
 
 def encode(image: Image.Image, kind: str) -> bytes:
