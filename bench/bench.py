@@ -983,7 +983,8 @@ def machine() -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--sizes", default="1000,10000")
+    parser.add_argument("--sizes", default="1000,10000",
+                        help="corpus sizes, comma-separated ('none': the pictures corpus only)")
     parser.add_argument("--quick", action="store_true",
                         help="a small corpus (200 stories), 3 serve edits")
     parser.add_argument("--edits", type=int, default=5, help="serve edits to time")
@@ -1003,7 +1004,8 @@ def main() -> None:
                         help="where to write the Markdown (default: bench/RESULTS.md; "
                              "--quick writes nothing unless given)")
     args = parser.parse_args()
-    sizes = [200] if args.quick else [int(s) for s in args.sizes.split(",")]
+    sizes = [200] if args.quick else [] if args.sizes == "none" else [
+        int(s) for s in args.sizes.split(",")]
     edits = 3 if args.quick else args.edits
     seed = json.loads(SEED.read_text(encoding="utf-8"))
     wanted = set(args.tools.split(","))

@@ -381,3 +381,22 @@ def test_an_image_over_the_pixel_limit_is_refused_from_its_header(tmp_path: Path
     assert result.exit_code == 1
     assert (f"{story}: /images/0/url: content/media/wide.png is 12,000 × 8,000 pixels; at most "
             "60,000,000 pixels in all (image_max_pixels)") in result.output
+
+
+def test_a_transparent_palette_png_keeps_its_transparency_in_webp(tmp_path: Path) -> None:
+    content = tmp_path / "content"
+    image = Image.new("RGBA", (600, 400), (0, 0, 0, 0))
+    image.paste((200, 30, 30, 255), (100, 100, 500, 300))
+    (content / "media").mkdir(parents=True)
+    image.quantize(8).save(content / "media/logo.png")  # a palette with a transparent entry
+    write_story(content, make_story(1, images=[{"url": "media/logo.png", "alt": "A logo",
+                                                "credit": "Its owner"}]))
+    out = tmp_path / "public"
+    assert build(content, out).exit_code == 0
+    webp, = (out / "media").glob("logo.*.480w.webp")
+    with Image.open(webp) as variant:
+        assert variant.mode == "RGBA"
+        assert variant.getpixel((5, 5))[3] == 0 and variant.getpixel((240, 160))[3] == 255
+    crop, = (out / "media").glob("logo.*.16x9.jpg")
+    with Image.open(crop) as flat:
+        assert flat.getpixel((5, 5)) == (255, 255, 255)  # on white

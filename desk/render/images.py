@@ -40,7 +40,7 @@ REDUCING_GAP = 2.0
 WEBP = {"quality": 80, "method": 4}  # method: effort; fixed, as it changes the bytes
 JPEG = {"quality": 85, "optimize": True, "progressive": True, "subsampling": 2}
 # Bump when the encoding changes in a way the settings above do not show.
-ENCODING = f"2 reducing gap {REDUCING_GAP}"
+ENCODING = f"3 reducing gap {REDUCING_GAP}"
 _HASH = 12
 # What one file of an image costs to make, in list pages (about 0.3 s against 3 ms).
 UNIT_COST = 100
@@ -162,13 +162,12 @@ def encode(image: Image.Image, kind: str) -> bytes:
     extra = {"icc_profile": profile} if profile else {}
     if kind == "JPEG":
         flat = image
-        if image.mode not in ("RGB", "L"):
+        if image.mode == "RGBA":  # JPEG has no transparency: on white
             flat = Image.new("RGB", image.size, (255, 255, 255))
-            flat.paste(image.convert("RGBA"), mask=image.convert("RGBA").getchannel("A"))
+            flat.paste(image, mask=image.getchannel("A"))
         flat.save(out, "JPEG", **JPEG, **extra)
     else:
-        converted = image if image.mode in ("RGB", "RGBA") else image.convert(
-            "RGBA" if "A" in image.getbands() or "transparency" in image.info else "RGB")
+        converted = image if image.mode in ("RGB", "RGBA") else image.convert("RGB")
         converted.save(out, "WEBP", **WEBP, **extra)
     return out.getvalue()
 
@@ -186,6 +185,10 @@ def _upright(source: Path, digest: str) -> Image.Image:
     with Image.open(io.BytesIO(_read_checked(source, digest))) as image:
         image.load()
         upright = ImageOps.exif_transpose(image)
+        if upright.mode not in ("RGB", "RGBA", "L"):  # palette, CMYK, 16-bit...
+            # A palette's transparency lives in its info, which is dropped below.
+            alpha = "A" in upright.getbands() or "transparency" in upright.info
+            upright = upright.convert("RGBA" if alpha else "RGB")
         profile = image.info.get("icc_profile")
         upright.info = {"icc_profile": profile} if profile else {}
         return upright
