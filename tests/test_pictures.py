@@ -400,3 +400,52 @@ def test_a_transparent_palette_png_keeps_its_transparency_in_webp(tmp_path: Path
     crop, = (out / "media").glob("logo.*.16x9.jpg")
     with Image.open(crop) as flat:
         assert flat.getpixel((5, 5)) == (255, 255, 255)  # on white
+
+
+def test_an_unchanged_image_is_not_read_again(tmp_path: Path) -> None:
+    """The cache's record of a file stands while its stat is the same: its bytes are read
+    only when they may have changed."""
+    import os
+    content = tmp_path / "content"
+    lead = photo(content / "media/lead.jpg", (1200, 800))
+    write_story(content, make_story(1, images=[{"url": "media/lead.jpg", "alt": "x",
+                                                "credit": "y"}]))
+    out, cache = tmp_path / "public", tmp_path / "cache"
+    assert build(content, out, "--cache-dir", str(cache)).exit_code == 0
+    before = tree(out)
+    # Other bytes of the same size, the stat put back: a build that read them would refuse.
+    stat = lead.stat()
+    with lead.open("r+b") as file:
+        file.write(b"x" * stat.st_size)
+    os.utime(lead, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert build(content, out, "--cache-dir", str(cache)).exit_code == 0
+    assert tree(out) == before
+    # Touched, it is read again, and refused.
+    os.utime(lead, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1))
+    result = build(content, out, "--cache-dir", str(cache))
+    assert result.exit_code == 1
+    assert "content/media/lead.jpg is not an image desk can read" in result.output
+
+
+def test_a_fresh_checkout_trusts_git_for_an_unchanged_image(tmp_path: Path) -> None:
+    """A record made from a blob stands for a file git holds unchanged with that blob."""
+    from desk.content.gitblobs import blob_id
+    from desk.content.media import MediaProbe, probe_media
+
+    content = tmp_path / "content"
+    lead = photo(content / "media/lead.jpg", (1200, 800))
+    refs = [("story.json", "/images/0/url", "media/lead.jpg")]
+    first = MediaProbe(content, 10**8, 10**8)
+    media, findings, records = probe_media(refs, first)
+    assert findings == [] and records["media/lead.jpg"][3] == blob_id(lead.read_bytes())
+    # New stats (a clone) and other bytes: with git saying the blob is the recorded one,
+    # the record stands; without, the bytes are read (and refused).
+    size = lead.stat().st_size
+    lead.unlink()
+    lead.write_bytes(b"x" * size)
+    told = {str(lead): records["media/lead.jpg"][3]}
+    again = probe_media(refs, MediaProbe(content, 10**8, 10**8, known=records,
+                                         clean=lambda: told))
+    assert again[1] == [] and again[0]["media/lead.jpg"].digest == media["media/lead.jpg"].digest
+    read = probe_media(refs, MediaProbe(content, 10**8, 10**8, known=records))
+    assert [f.code for f in read[1]] == ["image-invalid"]

@@ -79,8 +79,6 @@ class Session:
     recall: Recall = field(default_factory=Recall)
     # The ids of the sites built, made from the units that changed.
     site_ids: SiteIds = field(default_factory=SiteIds)
-    # What each version of an image file's bytes told (see desk.content.media.MediaProbe).
-    media: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass

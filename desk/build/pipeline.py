@@ -54,6 +54,7 @@ from desk.config import Config
 from desk.content.catalog import Catalog, Clock, Notice, build_catalog
 from desk.content.digests import digest
 from desk.content.findings import Finding, sort_findings
+from desk.content.gitblobs import clean_blobs
 from desk.content.history import Redirect, UrlHistory
 from desk.content.loader import ContentChanged, LoadedStory, ParsedStory
 from desk.content.media import BrokenImage, MediaProbe, is_local, local_refs, probe_media
@@ -171,7 +172,7 @@ def _build(config: Config, clock: Clock, target: Target, cache: BuildCache,
     if any(f.is_error for f in findings):
         return BuildReport(False, _with_held(findings, held), timings=timer.timings)
     catalog = build_catalog(sorted_out.content, config, clock, history)
-    catalog, problems = _with_media(catalog, config, cache.session)
+    catalog, problems = _with_media(catalog, config, cache)
     timer.lap("catalog")
     if problems:
         return BuildReport(False, _with_held([*problems, *findings], held),
@@ -224,17 +225,30 @@ def _build(config: Config, clock: Clock, target: Target, cache: BuildCache,
                        held_back=held)
 
 
-def _with_media(catalog: Catalog, config: Config, session: Session | None
+def _with_media(catalog: Catalog, config: Config, cache: BuildCache
                 ) -> tuple[Catalog, list[Finding]]:
     """The catalog with the image files its stories name, and a finding for each that
-    cannot be published (what each file's bytes told is kept by a long-running process)."""
+    cannot be published; the cache's records of them brought up to date."""
     refs = list(local_refs(catalog.published))
-    if not refs:
+    if not refs and not cache.state.media:
         return catalog, []
     probe = MediaProbe(config.content_dir, config.image_max_bytes, config.image_max_pixels,
-                       known=session.media if session is not None else {})
-    media, problems = probe_media(refs, probe)
+                       known=cache.state.media, clean=_clean_blobs(config.content_dir))
+    media, problems, records = probe_media(refs, probe)
+    cache.state.media = records
     return replace(catalog, media=media), problems
+
+
+def _clean_blobs(content: Path) -> Callable[[], Mapping[str, str]]:
+    """Git's clean files below the content folder, asked for once, when first needed."""
+    found: list[dict[str, str]] = []
+
+    def clean() -> Mapping[str, str]:
+        if not found:
+            found.append(dict(clean_blobs(content)))
+        return found[0]
+
+    return clean
 
 
 def _recall(session: Session | None, site: str) -> Recall | None:

@@ -33,7 +33,7 @@ import re
 import secrets
 import sqlite3
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -207,6 +207,8 @@ class SavedState:
     history: UrlHistory | None = None  # after the build that made the site `site_id`
     # The sealed search bundles of the site `site_id`: name → entry tokens.
     search: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # The image files the last build probed, by content path (desk.content.media).
+    media: Mapping[str, Sequence[Any]] = field(default_factory=dict)
     stored: Stored | None = field(default=None, compare=False, repr=False)
 
     def describes(self, live_id: str | None) -> bool:
@@ -287,7 +289,8 @@ def _read_state(db: sqlite3.Connection, path: Path, spare: bool) -> SavedState:
                        spare=_spare_from_json(meta["spare"], units) if spare else None,
                        history=None if history is None else history_from_json(
                            history, shared=shared),
-                       search=_search_from_json(meta["search"]))
+                       search=_search_from_json(meta["search"]),
+                       media=dict(meta.get("media") or {}))
     state.stored = Stored(path, str(meta["generation"]), units)
     return state
 
@@ -510,6 +513,7 @@ def _write_meta(db: sqlite3.Connection, state: SavedState, generation: str) -> N
         "loose": lambda: list(state.loose),
         "history": lambda: history.to_json() if history is not None else None,
         "search": lambda: {name: " ".join(tokens) for name, tokens in state.search.items()},
+        "media": lambda: {path: list(record) for path, record in state.media.items()},
         # The spare's units, as far as they differ from the current ones (most do not).
         "spare": lambda: {
             "site_id": spare.site_id, "loose": list(spare.loose),

@@ -4,10 +4,13 @@ checked once per version of their bytes.
 A story names a file below `content/media/` by its path there (`media/2026-11-14/rack.jpg`,
 see desk.content.models). Each such file is read and hashed, and opened with Pillow: its
 header tells its format and size, refused past the settings' limits before anything is
-decoded. `desk check` also decodes it whole (a truncated file decodes only partly); a
-build decodes it only when it makes its variants, and a file that fails then stops the
-build with the same finding (BrokenImage). Nothing here raises on a bad file: each problem
-becomes a finding at the image's pointer in the story that names it.
+decoded. What that told is remembered by the build cache (MediaRecord): a file whose stat
+is the same next time, or that git holds unchanged with the same blob (a fresh
+checkout), is not read again. `desk check` also decodes it whole (a truncated file
+decodes only partly); a build decodes it only when it makes its variants, and a file that
+fails then stops the build with the same finding (BrokenImage). Nothing here raises on a
+bad file: each problem becomes a finding at the image's pointer in the story that names
+it.
 """
 
 from __future__ import annotations
@@ -16,14 +19,16 @@ import hashlib
 import io
 import os
 import warnings
-from collections.abc import Iterable, Iterator, MutableMapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from PIL import ExifTags, Image, UnidentifiedImageError
 
 from desk.config import Config
 from desk.content.findings import Finding
+from desk.content.gitblobs import blob_id
 from desk.content.loader import LoadedStory
 from desk.content.models import MEDIA_FOLDER, is_local
 
@@ -74,17 +79,24 @@ class BrokenImage(Exception):
         super().__init__(self.finding.format())
 
 
+# What a build remembers of an image file it probed, for the next one: its stat (mtime in
+# ns, size, inode), its git blob id, the sha256 of its bytes, its size and its format.
+MediaRecord = tuple[int, int, int, str, str, int, int, str]
+
+
 @dataclass(frozen=True)
 class MediaProbe:
     """How image files are read: where the content is, the settings' limits, whether to
-    decode each whole, and what was told of each version of a file's bytes (digest →
-    (width, height, format), or "CODE message"), which a long-running process keeps."""
+    decode each whole, the last build's records by content path (a file whose stat is
+    the same, or that git holds unchanged with the same blob, is not read again), and
+    git's clean files (`clean()`: by path, as the content folder joins it)."""
 
     content_dir: Path
     max_bytes: int
     max_pixels: int
     decode: bool = False
-    known: MutableMapping[str, tuple[int, int, str] | str] = field(default_factory=dict)
+    known: Mapping[str, Sequence[Any]] = field(default_factory=dict)
+    clean: Callable[[], Mapping[str, str]] = dict
 
 
 def local_refs(stories: Iterable[LoadedStory]) -> Iterator[tuple[str, str, str]]:
@@ -96,11 +108,11 @@ def local_refs(stories: Iterable[LoadedStory]) -> Iterator[tuple[str, str, str]]
 
 
 def probe_media(refs: Iterable[tuple[str, str, str]], probe: MediaProbe
-                ) -> tuple[dict[str, MediaFile], list[Finding]]:
-    """The image files that stories name, by content path, and a finding for each
-    reference to a file that cannot be published (`refs`: (story file, JSON pointer,
-    content path) of every local image of every story shown)."""
-    found: dict[str, MediaFile | str] = {}
+                ) -> tuple[dict[str, MediaFile], list[Finding], dict[str, MediaRecord]]:
+    """The image files that stories name, by content path; a finding for each reference
+    to a file that cannot be published (`refs`: (story file, JSON pointer, content path)
+    of every local image of every story shown); and the records of the files probed."""
+    found: dict[str, tuple[MediaFile, MediaRecord] | str] = {}
     findings: list[Finding] = []
     for story_path, pointer, path in refs:
         if path not in found:
@@ -109,7 +121,9 @@ def probe_media(refs: Iterable[tuple[str, str, str]], probe: MediaProbe
         if isinstance(result, str):
             code, _, message = result.partition(" ")
             findings.append(Finding(story_path, pointer, code, message))
-    return {p: f for p, f in found.items() if isinstance(f, MediaFile)}, findings
+    probed = {p: f for p, f in found.items() if not isinstance(f, str)}
+    return ({p: f[0] for p, f in probed.items()}, findings,
+            {p: f[1] for p, f in probed.items()})
 
 
 def media_findings(stories: Iterable[LoadedStory], config: Config) -> list[Finding]:
@@ -119,8 +133,20 @@ def media_findings(stories: Iterable[LoadedStory], config: Config) -> list[Findi
     return probe_media(local_refs(stories), probe)[1]
 
 
-def _probe(path: str, probe: MediaProbe, named_by: tuple[str, str]) -> MediaFile | str:
-    """The file at a content path, or "CODE message" saying why it cannot be published."""
+def record_of(record: Sequence[Any]) -> MediaRecord | None:
+    """A record as saved (JSON), checked (None: not one this code wrote)."""
+    if (len(record) == 8 and all(type(v) is int for v in (*record[:3], *record[5:7]))
+            and all(type(v) is str for v in (record[3], record[4], record[7]))
+            and record[7] in FORMATS):
+        return (record[0], record[1], record[2], record[3], record[4], record[5], record[6],
+                record[7])
+    return None
+
+
+def _probe(path: str, probe: MediaProbe, named_by: tuple[str, str]
+           ) -> tuple[MediaFile, MediaRecord] | str:
+    """The file at a content path and its record, or "CODE message" saying why it cannot
+    be published."""
     shown = f"content/{path}"  # how an editor knows the file, whatever --content says
     media = (probe.content_dir / MEDIA_FOLDER).resolve()
     source = probe.content_dir / path
@@ -133,23 +159,46 @@ def _probe(path: str, probe: MediaProbe, named_by: tuple[str, str]) -> MediaFile
     if not real.is_relative_to(media):
         return f"{IMAGE_OUTSIDE} {shown} leads outside content/{MEDIA_FOLDER}/"
     try:
-        size = os.stat(real).st_size
+        stat = os.stat(real)
         if not real.is_file():
             return f"{IMAGE_MISSING} {shown} is not a file"
-        if size > probe.max_bytes:
-            return (f"{IMAGE_TOO_LARGE} {shown} is {size:,} bytes; at most "
+        if stat.st_size > probe.max_bytes:
+            return (f"{IMAGE_TOO_LARGE} {shown} is {stat.st_size:,} bytes; at most "
                     f"{probe.max_bytes:,} (image_max_bytes)")
-        data = real.read_bytes()
+        record = _known(path, source, stat, probe) or _read(real, shown, stat, probe)
     except OSError as exc:
         return f"{IMAGE_MISSING} {shown} cannot be read: {exc.strerror or exc}"
-    digest = hashlib.sha256(data).hexdigest()
-    told = probe.known.get(digest)
-    if told is None:
-        told = probe.known[digest] = _measure(io.BytesIO(data), shown, probe)
+    if isinstance(record, str):
+        return record
+    return MediaFile(path, real, record[4], record[5], record[6], record[7], named_by), record
+
+
+def _known(path: str, source: Path, stat: os.stat_result, probe: MediaProbe
+           ) -> MediaRecord | None:
+    """The last build's record of a file, when its stat is the same, or git holds it
+    unchanged with the bytes the record was made from (a fresh checkout: new stats)."""
+    if probe.decode or path not in probe.known:
+        return None
+    old = record_of(probe.known[path])
+    if old is None or old[1] != stat.st_size:
+        return None
+    now = (stat.st_mtime_ns, stat.st_size, stat.st_ino)
+    if old[5] * old[6] > probe.max_pixels:  # a limit lowered since: read it again
+        return None
+    if old[:3] == now or probe.clean().get(str(source)) == old[3]:
+        return (*now, *old[3:])
+    return None
+
+
+def _read(real: Path, shown: str, stat: os.stat_result, probe: MediaProbe
+          ) -> MediaRecord | str:
+    """A file read, hashed and measured: its record, or "CODE message"."""
+    data = real.read_bytes()
+    told = _measure(io.BytesIO(data), shown, probe)
     if isinstance(told, str):
         return told
-    width, height, kind = told
-    return MediaFile(path, real, digest, width, height, kind, named_by)
+    return (stat.st_mtime_ns, stat.st_size, stat.st_ino, blob_id(data),
+            hashlib.sha256(data).hexdigest(), *told)
 
 
 def _measure(source: io.BytesIO, shown: str, probe: MediaProbe
