@@ -449,3 +449,15 @@ def test_a_fresh_checkout_trusts_git_for_an_unchanged_image(tmp_path: Path) -> N
     assert again[1] == [] and again[0]["media/lead.jpg"].digest == media["media/lead.jpg"].digest
     read = probe_media(refs, MediaProbe(content, 10**8, 10**8, known=records))
     assert [f.code for f in read[1]] == ["image-invalid"]
+
+
+def test_media_paths_are_checked_names() -> None:
+    from desk.urls import media_path
+
+    digest = "0123456789abcdef" * 4
+    assert media_path("media/2026/GPU Rack (1).JPG", digest, "960w.webp") == \
+        "/media/gpu-rack-1.0123456789ab.960w.webp"
+    assert media_path("media/___.png", digest, "png") == "/media/image.0123456789ab.png"
+    for bad in (("../x", "jpg/../../x"), ("x", "jpg/"), ("", "x..y")):
+        with pytest.raises(ValueError):
+            media_path("media/x.jpg", digest if bad[0] != "" else "zz", bad[1])

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import io
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache, partial
@@ -22,12 +21,12 @@ from pathlib import Path
 import PIL
 from PIL import Image, ImageOps, features
 
+from desk import urls
 from desk.content.loader import ContentChanged
 from desk.content.media import BrokenImage, MediaFile
 from desk.render import Output
 from desk.render.context import RenderContext, Unit, Units
 
-MEDIA_PREFIX = "/media/"
 # The widths of the WebP variants a page's srcset offers (never wider than the original).
 WIDTHS = (480, 960, 1600)
 # Google's article guidance: 16x9, 4x3 and 1x1, high resolution (at least 1,200 px wide
@@ -41,7 +40,6 @@ WEBP = {"quality": 80, "method": 4}  # method: effort; fixed, as it changes the 
 JPEG = {"quality": 85, "optimize": True, "progressive": True, "subsampling": 2}
 # Bump when the encoding changes in a way the settings above do not show.
 ENCODING = f"3 reducing gap {REDUCING_GAP}"
-_HASH = 12
 # What one file of an image costs to make, in list pages (about 0.3 s against 3 ms).
 UNIT_COST = 100
 
@@ -52,14 +50,9 @@ def encoders() -> str:
             f"jpeg {features.version('jpg')}")
 
 
-def _base(media: MediaFile) -> str:
-    stem = re.sub(r"[^a-z0-9]+", "-", Path(media.path).stem.lower()).strip("-") or "image"
-    return f"{MEDIA_PREFIX}{stem[:60]}.{media.digest[:_HASH]}"
-
-
 def original_path(media: MediaFile) -> str:
     """Where the original's bytes are published."""
-    return f"{_base(media)}.{media.extension}"
+    return urls.media_path(media.path, media.digest, media.extension)
 
 
 def variant_widths(width: int) -> tuple[int, ...]:
@@ -73,7 +66,7 @@ def variant_widths(width: int) -> tuple[int, ...]:
 
 def variant_path(media: MediaFile, width: int) -> str:
     """Where an image's WebP variant of this width is published."""
-    return f"{_base(media)}.{width}w.webp"
+    return urls.media_path(media.path, media.digest, f"{width}w.webp")
 
 
 def crop_size(media: MediaFile, ratio: tuple[int, int]) -> tuple[int, int]:
@@ -89,7 +82,7 @@ def crop_size(media: MediaFile, ratio: tuple[int, int]) -> tuple[int, int]:
 
 def crop_paths(media: MediaFile) -> tuple[str, ...]:
     """Where the 16x9, 4x3 and 1x1 crops are published (JPEG: every consumer reads it)."""
-    return tuple(f"{_base(media)}.{a}x{d}.jpg" for a, d in CROPS)
+    return tuple(urls.media_path(media.path, media.digest, f"{a}x{d}.jpg") for a, d in CROPS)
 
 
 @dataclass(frozen=True)
