@@ -51,7 +51,7 @@ from desk.build.parallel import (
 from desk.build.target import ChangesOnly, RecycledSpare, Target, open_writer
 from desk.build.writer import LastSiteIncomplete, SiteWriter, WriteError
 from desk.config import Config
-from desk.content.catalog import Catalog, Clock, Notice, build_catalog
+from desk.content.catalog import Catalog, Clock, Content, Notice, build_catalog
 from desk.content.digests import digest
 from desk.content.findings import Finding, sort_findings
 from desk.content.gitblobs import clean_blobs
@@ -171,12 +171,10 @@ def _build(config: Config, clock: Clock, target: Target, cache: BuildCache,
     held = sorted_out.held
     if any(f.is_error for f in findings):
         return BuildReport(False, _with_held(findings, held), timings=timer.timings)
-    catalog = build_catalog(sorted_out.content, config, clock, history)
-    catalog, problems = _with_media(catalog, config, cache)
+    catalog, problems = _catalog(sorted_out.content, config, clock, history, cache)
     timer.lap("catalog")
-    if problems:
-        return BuildReport(False, _with_held([*problems, *findings], held),
-                           timings=timer.timings)
+    if problems:  # an image file that cannot be published
+        return BuildReport(False, _with_held([*problems, *findings], held), timings=timer.timings)
     try:
         writer = open_writer(target, cache.state.spare, cache.state.site_id)
     except (WriteError, OSError) as exc:
@@ -189,8 +187,7 @@ def _build(config: Config, clock: Clock, target: Target, cache: BuildCache,
         keys = KeyMaker(site_key(config, (a.path for a in assets)),
                         cache.session.keys if cache.session is not None else None)
         ctx = replace(render_context(catalog, config, clock, cache.session, assets),
-                      parsed=parsed,
-                      recall=_recall(cache.session, keys.site))
+                      parsed=parsed, recall=_recall(cache.session, keys.site))
         plan = Plan(keys, ledger, writer, sorted_out.stand_ins)
         render_site(ctx, plan, assets, cache.session, workers)
         timer.lap("render")
@@ -225,10 +222,11 @@ def _build(config: Config, clock: Clock, target: Target, cache: BuildCache,
                        held_back=held)
 
 
-def _with_media(catalog: Catalog, config: Config, cache: BuildCache
-                ) -> tuple[Catalog, list[Finding]]:
-    """The catalog with the image files its stories name, and a finding for each that
+def _catalog(content: Content, config: Config, clock: Clock, history: UrlHistory,
+             cache: BuildCache) -> tuple[Catalog, list[Finding]]:
+    """The catalog, with the image files its stories name, and a finding for each that
     cannot be published; the cache's records of them brought up to date."""
+    catalog = build_catalog(content, config, clock, history)
     refs = list(local_refs(catalog.published))
     if not refs and not cache.state.media:
         return catalog, []
