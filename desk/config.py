@@ -59,6 +59,10 @@ class Config(BaseModel):
     feed_size: int = Field(default=50, ge=1)
     news_window_hours: float = Field(default=48, gt=0)
     edition_gap_hours: float = Field(default=24, gt=0)
+    # The largest image file a story may name in the content, in bytes and in pixels (a
+    # small file may declare a huge image: it is refused from its header, never decoded).
+    image_max_bytes: int = Field(default=30_000_000, ge=1)
+    image_max_pixels: int = Field(default=60_000_000, ge=1)
     publication_name: str | None = None
     search: bool = True
     # Pages per Pagefind run (its memory grows with them: about 0.35 MB a story page) and

@@ -7,6 +7,7 @@ and every segment is checked so no file can land outside the output folder.
 
 from __future__ import annotations
 
+import re
 from pathlib import PurePosixPath
 from urllib.parse import quote, urlsplit
 
@@ -29,6 +30,7 @@ PAGEFIND = "/pagefind/"
 # The search bundles to merge (a list page: deployed after the bundles it names).
 SEARCH_BUNDLES = "/search/bundles.json"
 LLMS_FULL = "/llms-full.txt"
+MEDIA = "/media/"  # the content's images, their variants and crops
 FEED_RSS = "feed.xml"
 FEED_ATOM = "atom.xml"
 FEED_JSON = "feed.json"
@@ -72,6 +74,18 @@ def feed_path(kind: str, newsroom: str | None = None) -> str:
     """A feed file, site-wide or for one newsroom."""
     folder = HOME if newsroom is None else newsroom_path(newsroom)
     return folder + kind
+
+
+def media_path(source: str, digest: str, variant: str) -> str:
+    """`/media/NAME.HASH.VARIANT`: a file made from the content's image at `source` (its
+    path below the content folder), named by its file name (letters and digits, '-'
+    between) and the first 12 hex digits of the sha256 of its bytes; `variant` is the
+    extension, after what sets the variant apart (`960w.webp`, `16x9.jpg`, `jpg`)."""
+    if not re.fullmatch(r"[0-9a-f]{12,}", digest) or not re.fullmatch(
+            r"(?:[0-9]+(?:w|x[0-9]+)\.)?[a-z]+", variant):
+        raise ValueError(f"not a media file name: {digest!r}, {variant!r}")
+    stem = re.sub(r"[^a-z0-9]+", "-", PurePosixPath(source).stem.lower()).strip("-")
+    return f"{MEDIA}{stem[:60].strip('-') or 'image'}.{digest[:12]}.{variant}"
 
 
 def _paged(first: str, page: int) -> str:

@@ -419,6 +419,11 @@ def test_kinds_and_content_types() -> None:
     assert content_type("pagefind/wasm.en.pagefind") == "application/octet-stream"
     assert content_type("pagefind/index/en_1.pf_index") == "application/octet-stream"
     assert content_type("a/b") == "application/octet-stream"
+    # The content's pictures: content-hashed names, served as what they are.
+    for path, kind in (("media/rack.0123456789ab.jpg", "image/jpeg"),
+                       ("media/rack.0123456789ab.960w.webp", "image/webp"),
+                       ("media/chart.0123456789ab.png", "image/png")):
+        assert kind_of(path) == "asset" and content_type(path) == kind, path
 
 
 def workflow(name: str) -> dict[Any, Any]:

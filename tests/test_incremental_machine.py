@@ -2,7 +2,8 @@
 
 A hypothesis state machine edits, adds and removes stories, edits a related story's
 headline, a template, a static file and the config, moves the clock past held stories
-and changes desk's code fingerprint; it adds drafts and promotes them, moves stories
+and changes desk's code fingerprint; it adds, replaces and removes a story's picture (a
+file of content/media/, or the bytes of that file alone); it adds drafts and promotes them, moves stories
 (a new slug, another day) and withdraws stories or takes a withdrawal back. After each
 step it builds four ways: as `desk build` does (saved cache, recycled spare), as `desk
 serve` does (in-process cache, in place after content changes, drafts shown), and from
@@ -25,6 +26,7 @@ from conftest import tree
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
+from picturegen import REMOTE, photo
 from storygen import REPO, make_story, write_draft, write_story, write_withdrawal
 
 from desk.build import keys
@@ -71,6 +73,7 @@ class IncrementalBuilds(RuleBasedStateMachine):
         self.served = False
         self.original_fingerprint = keys.code_fingerprint
         self.known: set[str] = set()  # story ids in the URL history (ever published)
+        self.pictured: dict[int, list[dict[str, object]]] = {}  # the images of story n
 
     @initialize()
     def stories(self) -> None:
@@ -79,6 +82,8 @@ class IncrementalBuilds(RuleBasedStateMachine):
 
     def write(self, n: int, draft: bool = False, days: int = 0, **overrides: object) -> None:
         when = story_time(n) - timedelta(days=days)
+        if n in self.pictured and "images" not in overrides:
+            overrides["images"] = self.pictured[n]
         data = make_story(n, NEWSROOMS[n % 2], when, **overrides)
         if n == 3:  # a story whose page shows story 5's headline (at its first URL)
             data["related"] = [{"url": f"https://hangingcontext.com/stories/"
@@ -131,6 +136,27 @@ class IncrementalBuilds(RuleBasedStateMachine):
     def take_back_withdrawal(self, n: int) -> None:
         (self.content / "withdrawn" / f"w{n}.json").unlink(missing_ok=True)
         self.content_only = True
+
+    @rule(n=NUMBERS, shade=st.integers(min_value=0, max_value=3), remote=st.booleans())
+    def add_image(self, n: int, shade: int, remote: bool) -> None:
+        local = f"media/p{n}.jpg"
+        photo(self.content / local, (640 + 40 * shade, 400), shade=shade)
+        self.pictured[n] = [{"url": local, "alt": f"Picture {n}", "credit": "Agency"},
+                            *([REMOTE] if remote else [])]
+        self.write(n)
+
+    @rule(n=NUMBERS, shade=st.integers(min_value=4, max_value=6))
+    def replace_image(self, n: int, shade: int) -> None:
+        if n in self.pictured:  # the file's bytes only: the story's own file is the same
+            photo(self.content / f"media/p{n}.jpg", (600, 420 + shade), shade=shade)
+            self.content_only = True
+
+    @rule(n=NUMBERS, delete=st.booleans())
+    def remove_image(self, n: int, delete: bool) -> None:
+        if self.pictured.pop(n, None) is not None:
+            self.write(n, images=[])
+            if delete:
+                (self.content / f"media/p{n}.jpg").unlink()
 
     @rule(headline=WORDS)
     def edit_related_headline(self, headline: str) -> None:

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 import yaml
 from click.testing import CliRunner
+from picturegen import pictured_story
 from storygen import REPO, make_corpus, make_story, write_draft, write_story, write_withdrawal
 
 from desk.cli import main
@@ -322,14 +323,16 @@ def test_report_lists_drafts_skipped_moves_redirected_and_withdrawals(tmp_path: 
 
 @pytest.fixture(scope="module")
 def sample_sites(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
-    """The shipped content, a generated corpus, and a site with a story moved, one
-    withdrawn and a draft shown (built with --drafts, as for a staging site)."""
+    """The shipped content, a generated corpus (one story with two local pictures and a
+    remote one), and a site with a story moved, one withdrawn and a draft shown (built
+    with --drafts, as for a staging site)."""
     root = tmp_path_factory.mktemp("gates")
     sites = []
     for name, content in (("sample", REPO / "content"), ("corpus", root / "corpus-content"),
                           ("lifecycle", root / "lifecycle-content")):
         if name == "corpus":
             make_corpus(content, 30)
+            write_story(content, pictured_story(100, content))
         out = root / name
         args = ["build", "--config", str(REPO / "pyproject.toml"), "--content", str(content),
                 "--out", str(out), "--now", NOW, "--cache-dir", str(root / "cache")]

@@ -8,26 +8,32 @@ import json
 import re
 import threading
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import lxml.html
 import pytest
 from click.testing import CliRunner
+from picturegen import pictured_story
 from storygen import REPO, make_corpus, seed, write_story
 from test_browser import CHROMIUM, CHROMIUM_ARGS, require_chromium
 
 from desk.cli import main
 
 STORY = "/stories/2026-11-14/inference-throughput-race-kimi-deepseek/"
+PICTURED = "/stories/2026-11-14/story-number-50/"  # two local pictures and a remote one
 NOW = "2026-11-15T00:00:00Z"
 
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The seed story among a small corpus, built with its search index."""
+    """The seed story among a small corpus with a pictured story, built with its search
+    index."""
     root = tmp_path_factory.mktemp("reader")
     content = root / "content"
     make_corpus(content, 12)
+    write_story(content, pictured_story(50, content,
+                                        published_at=datetime(2026, 11, 14, 9, tzinfo=UTC)))
     data = seed()
     data["corrections"] = [{"at": "2026-11-14T18:00:00Z", "text": "An earlier version misstated a figure."}]
     write_story(content, data)
@@ -71,7 +77,7 @@ FAILING_IMPACTS = ("critical", "serious", "moderate")
 
 @pytest.mark.browser
 @pytest.mark.parametrize("scheme", ["light", "dark"])
-@pytest.mark.parametrize("path", [STORY, "/", "/n/artificial-intelligence/",
+@pytest.mark.parametrize("path", [STORY, PICTURED, "/", "/n/artificial-intelligence/",
                                   "/editions/2026-11-14T12/", "/search/"])
 def test_no_moderate_serious_or_critical_axe_results(browser, base_url: str, path: str,
                                                      scheme: str) -> None:

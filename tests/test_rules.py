@@ -56,6 +56,14 @@ def _related_missing(s: dict[str, Any]) -> None:
     s["related"] = [{"url": "https://hangingcontext.com/stories/2026-01-01/gone/"}]
 
 
+def _no_alt(story: dict[str, Any]) -> None:
+    story["images"] = [{"url": "https://photos.example/a.jpg", "credit": "Agency"}]
+
+
+def _no_credit(story: dict[str, Any]) -> None:
+    story["images"] = [{"url": "https://photos.example/a.jpg", "alt": "A picture"}]
+
+
 # code: (how story 1 is changed, what a second story shares with it: its URL, its id or
 # its newsroom under another title; "no reuse" builds without the site's reuse terms; or
 # a withdrawal names an id no story has / story 1 twice)
@@ -70,6 +78,8 @@ CASES: dict[str, tuple[Mutate | None, str]] = {
     checks.RUN_MANIFESTS_MISMATCH: (_run_manifests, ""),
     checks.REUSE_DIFFERS: (_reuse, ""),
     checks.RELATED_MISSING: (_related_missing, ""),
+    checks.IMAGE_ALT_MISSING: (_no_alt, ""),
+    checks.IMAGE_CREDIT_MISSING: (_no_credit, ""),
     checks.DUPLICATE_URL: (None, "url"),
     checks.DUPLICATE_ID: (None, "id"),
     checks.NEWSROOM_TITLE_CONFLICT: (None, "title"),

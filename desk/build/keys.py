@@ -32,7 +32,7 @@ from desk.render.theme import template_folders
 
 # Libraries whose releases can change desk's output or findings.
 OUTPUT_LIBRARIES = ("jinja2", "markupsafe", "markdown-it-py", "mdurl", "pydantic",
-                    "pydantic-core", "orjson")
+                    "pydantic-core", "orjson", "pillow")
 
 # Settings that only say where things are, not what the pages show.
 _PLACES = {"output_dir", "content_dir", "cache_dir", "templates_dir", "static_dir"}

@@ -52,10 +52,13 @@ from desk.build.state import search_copies
 from desk.build.target import ChangesOnly, RecycledSpare, Target, open_writer
 from desk.build.writer import LastSiteIncomplete, SiteWriter, WriteError
 from desk.config import Config
-from desk.content.catalog import Catalog, Clock, Notice, build_catalog
+from desk.content.catalog import Catalog, Clock, Content, Notice, build_catalog
+from desk.content.digests import digest
 from desk.content.findings import Finding, sort_findings
+from desk.content.gitblobs import clean_blobs
 from desk.content.history import Redirect, UrlHistory
 from desk.content.loader import ContentChanged, LoadedStory, ParsedStory
+from desk.content.media import BrokenImage, MediaProbe, is_local, local_refs, probe_media
 from desk.content.prose import Prose
 from desk.render import Output
 from desk.render.assets import Asset, collect_assets
@@ -169,8 +172,10 @@ def _build(config: Config, clock: Clock, target: Target, cache: BuildCache,
     held = sorted_out.held
     if any(f.is_error for f in findings):
         return BuildReport(False, _with_held(findings, held), timings=timer.timings)
-    catalog = build_catalog(sorted_out.content, config, clock, history)
+    catalog, problems = _catalog(sorted_out.content, config, clock, history, cache)
     timer.lap("catalog")
+    if problems:  # an image file that cannot be published
+        return BuildReport(False, _with_held([*problems, *findings], held), timings=timer.timings)
     try:
         writer = open_writer(target, cache.state.spare, cache.state.site_id)
     except (WriteError, OSError) as exc:
@@ -183,8 +188,7 @@ def _build(config: Config, clock: Clock, target: Target, cache: BuildCache,
         keys = KeyMaker(site_key(config, (a.path for a in assets)),
                         cache.session.keys if cache.session is not None else None)
         ctx = replace(render_context(catalog, config, clock, cache.session, assets),
-                      parsed=parsed,
-                      recall=_recall(cache.session, keys.site))
+                      parsed=parsed, recall=_recall(cache.session, keys.site))
         plan = Plan(keys, ledger, writer, sorted_out.stand_ins)
         render_site(ctx, plan, assets, cache.session, workers)
         timer.lap("render")
@@ -217,6 +221,33 @@ def _build(config: Config, clock: Clock, target: Target, cache: BuildCache,
                        skipped=catalog.skipped, redirects=catalog.redirects,
                        withdrawn=catalog.notices, whole=not isinstance(target, ChangesOnly),
                        held_back=held)
+
+
+def _catalog(content: Content, config: Config, clock: Clock, history: UrlHistory,
+             cache: BuildCache) -> tuple[Catalog, list[Finding]]:
+    """The catalog, with the image files its stories name, and a finding for each that
+    cannot be published; the cache's records of them brought up to date."""
+    catalog = build_catalog(content, config, clock, history)
+    refs = list(local_refs(catalog.published))
+    if not refs and not cache.state.media:
+        return catalog, []
+    probe = MediaProbe(config.content_dir, config.image_max_bytes, config.image_max_pixels,
+                       known=cache.state.media, clean=_clean_blobs(config.content_dir))
+    media, problems, records = probe_media(refs, probe)
+    cache.state.media = records
+    return replace(catalog, media=media), problems
+
+
+def _clean_blobs(content: Path) -> Callable[[], Mapping[str, str]]:
+    """Git's clean files below the content folder, asked for once, when first needed."""
+    found: list[dict[str, str]] = []
+
+    def clean() -> Mapping[str, str]:
+        if not found:
+            found.append(dict(clean_blobs(content)))
+        return found[0]
+
+    return clean
 
 
 def _recall(session: Session | None, site: str) -> Recall | None:
@@ -349,7 +380,8 @@ class Plan:
             if unit.inputs is None:
                 yield unit, None
                 continue
-            key = self.keys.key(unit.inputs, unit.recurring)
+            key = (digest(*unit.inputs) if unit.standalone
+                   else self.keys.key(unit.inputs, unit.recurring))
             if self.ledger.reuse(unit.id, key) is None:
                 yield unit, key
 
@@ -363,7 +395,7 @@ class Plan:
                 ) -> Iterator[tuple[Unit, str | None, tuple[str, ...]]]:
         """Each unit with its files, in order, its share rendered here or in a forked
         worker (all here when they are few)."""
-        count = min(jobs, len(todo) // PARALLEL_MIN_UNITS)
+        count = min(jobs, sum(unit.cost for unit, _ in todo) // PARALLEL_MIN_UNITS)
         if count <= 1:
             yield from self._here(todo)
             return
@@ -450,7 +482,8 @@ def render_stories(ctx: RenderContext, plan: Plan, entries: dict[str, object],
 def story_key(ctx: RenderContext, keys: KeyMaker) -> Callable[[LoadedStory], str]:
     """A story's unit key: its file and what its page shows of the catalog (see
     story_page_inputs). A long-running process recalls the key of a story without related
-    links while its file (the very LoadedStory) and its newsroom's title are the same."""
+    links or image files while its file (the very LoadedStory) and its newsroom's title
+    are the same."""
     catalog, config = ctx.catalog, ctx.config
 
     def make(item: LoadedStory) -> str:
@@ -462,8 +495,9 @@ def story_key(ctx: RenderContext, keys: KeyMaker) -> Callable[[LoadedStory], str
     kept, newsrooms = ctx.recall.story_keys, catalog.newsroom_index
 
     def recalled(item: LoadedStory) -> str:
-        if item.summary.related:  # where they lead may change with any other story
-            return make(item)
+        summary = item.summary
+        if summary.related or any(map(is_local, summary.images)):
+            return make(item)  # where links lead, or an image file, may change apart
         title = newsrooms[item.summary.newsroom].title
         found = kept.get(item.url_path)
         if found is not None and found[0] is item and found[1] == title:
@@ -541,7 +575,7 @@ def describe_failure(exc: BaseException, templates_dir: Path) -> Finding | None:
     if isinstance(exc, ContentChanged):
         return Finding(exc.path, "", "content-changed",
                        "changed while the site was being built; build again")
-    if isinstance(exc, RenderFailed):
+    if isinstance(exc, RenderFailed | BrokenImage):
         return exc.finding
     return None
 

@@ -34,7 +34,7 @@ import secrets
 import shutil
 import sqlite3
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -208,6 +208,8 @@ class SavedState:
     history: UrlHistory | None = None  # after the build that made the site `site_id`
     # The sealed search bundles of the site `site_id`: name → entry tokens.
     search: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # The image files the last build probed, by content path (desk.content.media).
+    media: Mapping[str, Sequence[Any]] = field(default_factory=dict)
     stored: Stored | None = field(default=None, compare=False, repr=False)
 
     def describes(self, live_id: str | None) -> bool:
@@ -288,7 +290,8 @@ def _read_state(db: sqlite3.Connection, path: Path, spare: bool) -> SavedState:
                        spare=_spare_from_json(meta["spare"], units) if spare else None,
                        history=None if history is None else history_from_json(
                            history, shared=shared),
-                       search=_search_from_json(meta["search"]))
+                       search=_search_from_json(meta["search"]),
+                       media=dict(meta.get("media") or {}))
     state.stored = Stored(path, str(meta["generation"]), units)
     return state
 
@@ -511,6 +514,7 @@ def _write_meta(db: sqlite3.Connection, state: SavedState, generation: str) -> N
         "loose": lambda: list(state.loose),
         "history": lambda: history.to_json() if history is not None else None,
         "search": lambda: {name: " ".join(tokens) for name, tokens in state.search.items()},
+        "media": lambda: {path: list(record) for path, record in state.media.items()},
         # The spare's units, as far as they differ from the current ones (most do not).
         "spare": lambda: {
             "site_id": spare.site_id, "loose": list(spare.loose),
@@ -599,7 +603,7 @@ def _story_to_json(item: LoadedStory) -> tuple[list[Any], list[Any]]:
     s = item.summary
     held = [item.digest, item.url_path, s.id, s.newsroom, s.newsroom_title, s.edition,
             s.published_at.isoformat(), s.modified_at.isoformat(), s.trust, s.url,
-            [list(r) for r in s.related]]
+            [list(r) for r in s.related], list(s.images)]
     return held, [item.digest, *s.texts]
 
 
@@ -619,7 +623,8 @@ def _story_from_json(path: str, held: Any, texts: StateFile) -> LoadedStory:
     modified_at = published_at if modified == published else datetime.fromisoformat(modified)
     related = tuple((u, h) for u, h in held[10]) if held[10] else ()
     summary = Summary(story_id, newsroom, title, edition, published_at, modified_at, held[8],
-                      held[9], related, StoredTexts(texts, path, digest))
+                      held[9], related, StoredTexts(texts, path, digest),
+                      tuple(held[11]) if len(held) > 11 else ())  # none in an older state
     return LoadedStory(path, summary, digest, url_path)
 
 

@@ -16,6 +16,7 @@ from typing import Generic, TypeVar
 from desk.config import Config
 from desk.content.history import Redirect, UrlHistory, redirects
 from desk.content.loader import LoadedStory, LoadedWithdrawal
+from desk.content.media import MediaFile
 
 T = TypeVar("T")
 EPOCH = datetime.fromisoformat("1970-01-01T00:00:00+00:00")
@@ -70,6 +71,8 @@ class Catalog:
     redirects: tuple[Redirect, ...] = ()
     moved: Mapping[str, str] = field(repr=False, default_factory=dict)  # old path -> new
     history: UrlHistory = field(repr=False, default_factory=UrlHistory)
+    # The image files the shown stories name, by content path (desk.content.media).
+    media: Mapping[str, MediaFile] = field(repr=False, default_factory=dict)
 
     @property
     def latest_edition(self) -> Group | None:

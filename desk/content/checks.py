@@ -34,6 +34,8 @@ DUPLICATE_ID = "duplicate-id"
 RELATED_MISSING = "related-missing"
 NEWSROOM_TITLE_CONFLICT = "newsroom-title-conflict"
 REUSE_TERMS_MISSING = "reuse-terms-missing"
+IMAGE_ALT_MISSING = "image-alt-missing"
+IMAGE_CREDIT_MISSING = "image-credit-missing"
 
 
 WITHDRAWN_UNKNOWN = "withdrawn-unknown"
@@ -290,6 +292,19 @@ def reuse_matches_site(story: Story, config: Config) -> Iterator[Problem]:
                       "warning")
 
 
+def images_described(story: Story, config: Config) -> Iterator[Problem]:
+    """Every image has alt text (readers who cannot see it) and a credit (a picture's
+    licence usually asks for one)."""
+    for i, image in enumerate(story.images):
+        if not image.alt.strip():
+            yield Problem(f"/images/{i}/alt", IMAGE_ALT_MISSING,
+                          "has no alt text: readers who cannot see the picture get nothing",
+                          "warning")
+        if not image.credit.strip():
+            yield Problem(f"/images/{i}/credit", IMAGE_CREDIT_MISSING,
+                          "has no credit: whose picture it is goes unsaid", "warning")
+
+
 def unique_urls(stories: Sequence[LoadedStory], config: Config) -> Iterator[Finding]:
     """Two stories at one URL: the second (in path order) is an error."""
     first_at: dict[str, LoadedStory] = {}
@@ -387,6 +402,7 @@ STORY_RULES: tuple[StoryRule, ...] = (
     edition_near_publication,
     source_counts,
     run_manifests_match,
+    images_described,
     reuse_matches_site,
 )
 

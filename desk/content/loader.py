@@ -111,6 +111,7 @@ class Summary:
     url: str | None
     related: tuple[tuple[str, str], ...]  # (url, headline) of each related story
     held_texts: Texts | StoredTexts
+    images: tuple[str, ...] = ()  # the url of each image, as written (a path: a local file)
 
     @property
     def texts(self) -> Texts:
@@ -129,7 +130,8 @@ class Summary:
 
     def _compared(self) -> tuple[Any, ...]:
         return (self.id, self.newsroom, self.newsroom_title, self.edition, self.published_at,
-                self.modified_at, self.trust, self.url, self.related, self.texts)
+                self.modified_at, self.trust, self.url, self.related, self.texts,
+                self.images)
 
     def __hash__(self) -> int:
         return hash((self.id, self.published_at, self.newsroom, self.edition))
@@ -141,7 +143,8 @@ class Summary:
                       story.labels.trust_text)
         return cls(story.id, story.newsroom, story.newsroom_title, story.edition,
                    story.published_at, story.modified_at, story.labels.trust, story.url,
-                   tuple((r.url, r.headline) for r in story.related), texts)
+                   tuple((r.url, r.headline) for r in story.related), texts,
+                   tuple(image.url for image in story.images))
 
 
 @dataclass(frozen=True, slots=True)

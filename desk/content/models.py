@@ -59,6 +59,30 @@ def check_url(value: str) -> str:
     return value
 
 
+# Image files of the content repository live below this folder of it, and a story names
+# one by its path there: "media/2026-11-14/rack.jpg" (see desk.content.media).
+MEDIA_FOLDER = "media"
+_MEDIA_PATH = re.compile(r"[A-Za-z0-9._-]+(?:/[A-Za-z0-9._-]+)*")
+
+
+def is_local(url: str) -> bool:
+    """True when an image's url names a file of the content repository, not a URL."""
+    return "://" not in url
+
+
+def check_image_url(value: str) -> str:
+    """An absolute http(s) URL, or the path of a file below the content's media folder
+    (letters, digits, '.', '_' and '-' between slashes; no '..', nothing hidden)."""
+    if not is_local(value):
+        return check_url(value)
+    parts = value.split("/")
+    if (not _MEDIA_PATH.fullmatch(value) or parts[0] != MEDIA_FOLDER or len(parts) < 2
+            or any(part.startswith(".") for part in parts)):
+        raise ValueError(f"{value!r} is outside content/{MEDIA_FOLDER}/: an image is an "
+                         f"absolute http(s) URL or a path like {MEDIA_FOLDER}/photo.jpg")
+    return value
+
+
 UtcDatetime = Annotated[AwareDatetime, BeforeValidator(_require_text), AfterValidator(_to_utc)]
 IsoDate = Annotated[date, BeforeValidator(_require_text)]
 HttpUrl = Annotated[str, AfterValidator(check_url)]
@@ -187,7 +211,7 @@ class KeyFact(DeskModel):
 
 
 class Image(DeskModel):
-    url: HttpUrl
+    url: Annotated[str, AfterValidator(check_image_url)]
     alt: str = ""
     caption: str = ""
     credit: str = ""

@@ -28,6 +28,8 @@ _BY_EXTENSION = {
     ".js": "text/javascript" + _UTF8,
     ".svg": "image/svg+xml" + _UTF8,
     ".png": "image/png",
+    ".jpg": "image/jpeg",
+    ".webp": "image/webp",
     ".wasm": "application/wasm",
 }
 _BINARY = "application/octet-stream"  # Pagefind's chunks: it fetches and unpacks them itself

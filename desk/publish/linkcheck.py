@@ -1,6 +1,6 @@
-"""Internal link checking of a built site: every link desk makes (root-relative hrefs and
-srcs, CSS url(), head links, feed and sitemap URLs under the base URL) must resolve to a
-file in the output folder."""
+"""Internal link checking of a built site: every link desk makes (root-relative hrefs,
+srcs and srcset candidates, CSS url(), head links, feed, enclosure and sitemap URLs under
+the base URL) must resolve to a file in the output folder."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from desk.config import Config
 from desk.content.findings import Finding
 
 _CSS_URL = re.compile(r"url\(\s*['\"]?([^'\")]+)['\"]?\s*\)")
-_XML_LINK = re.compile(r"<(?:loc|link|id|guid[^>]*)>([^<]+)</|href=\"([^\"]+)\"")
+_XML_LINK = re.compile(r"<(?:loc|link|id|guid[^>]*)>([^<]+)</|(?:href|url)=\"([^\"]+)\"")
 
 
 class _Links(HTMLParser):
@@ -34,6 +34,9 @@ class _Links(HTMLParser):
                 # Absolute URLs in <a> come from authors (related stories published
                 # elsewhere); desk's own navigation is root-relative.
                 self.links.append(value)
+            elif name == "srcset":
+                # Candidates are "URL [descriptor]", comma-separated: each URL a link.
+                self.links += [c.split()[0] for c in value.split(",") if c.strip()]
 
 
 def check_links(out_dir: Path, config: Config) -> list[Finding]:

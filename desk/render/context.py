@@ -153,13 +153,18 @@ class Unit:
     `inputs` are every input of the files besides the site key; None means the files are
     rendered on every build (cheap, or depending on the clock). `recurring` marks inputs
     that are short and recur from build to build (worth caching in a long-running
-    process).
+    process). A `standalone` unit's inputs are all it depends on: its key leaves out the
+    site key (desk's code, the templates, the settings), as an image's files do. `cost`
+    is its work in list pages (an image's file costs a hundred): a build shares its units
+    with forked workers when they add up to enough.
     """
 
     id: str
     inputs: tuple[str, ...] | None
     render: Callable[[], Iterable[Output]]  # made as they are written, where it matters
     recurring: bool = False
+    standalone: bool = False
+    cost: int = 1
 
 
 Units = Iterator[Unit]

@@ -183,4 +183,11 @@ def json_item(entry: Entry, config: Config) -> dict[str, Any]:
     }
     if story.dek:
         item["summary"] = story.dek
+    if view.lead is not None:
+        item["image"] = view.lead.url
+        # The credit travels with the picture: a licence condition for agency pictures.
+        item["_desk"]["images"] = [
+            {"url": p.url, "alt": p.alt, "caption": p.caption, "credit": p.credit,
+             **({"width": p.width, "height": p.height} if p.sized else {})}
+            for p in view.pictures]
     return item

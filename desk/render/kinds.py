@@ -20,6 +20,7 @@ KINDS: tuple[Kind, ...] = ("asset", "static", "story", "search", "list", "feed")
 
 _STATIC = STATIC_PREFIX.strip("/") + "/"
 _STORIES = "stories/"
+_MEDIA = urls.MEDIA.strip("/") + "/"  # the content's images: content-hashed names
 _SEARCH = urls.PAGEFIND.strip("/") + "/"
 # Pagefind names the chunks of its index by their content hash; its entry files keep
 # their names and point at the chunks. Each bundle of the index (desk.search.index) has its own.
@@ -35,6 +36,8 @@ def kind_of(path: str) -> Kind:
         return "asset" if is_fingerprinted(path) else "static"
     if path.startswith(_STORIES):
         return "story"
+    if path.startswith(_MEDIA):
+        return "asset"
     if path.startswith(_SEARCH):
         rest = path[len(_SEARCH) - 1:]
         hashed = any(chunk in rest for chunk in _SEARCH_CHUNKS) or rest.endswith(".pf_meta")

@@ -16,11 +16,21 @@ FALLBACK_IMAGE_ALT = "Hanging Context"
 
 
 def image_of(view: StoryView, config: Config) -> tuple[str, str]:
-    """The story's first image, or the site's fallback card (URL, alt text)."""
-    if view.story.images:
-        first = view.story.images[0]
-        return first.url, first.alt or view.story.headline
+    """The story's lead picture (its 16x9 crop when desk made them), or the site's
+    fallback card (URL, alt text)."""
+    lead = view.lead
+    if lead is not None:
+        return (lead.crops[0] if lead.crops else lead.url), lead.alt or view.story.headline
     return urls.absolute(config, FALLBACK_IMAGE), f"{config.title} card"
+
+
+def article_images(view: StoryView, config: Config) -> list[str]:
+    """JSON-LD's image: the lead's 16x9, 4x3 and 1x1 crops when desk made them (Google's
+    article guidance), else its URL, else the site's card."""
+    lead = view.lead
+    if lead is not None and lead.crops:
+        return list(lead.crops)
+    return [image_of(view, config)[0]]
 
 
 def script_json(data: Any) -> str:
@@ -35,7 +45,6 @@ def news_article(view: StoryView, config: Config) -> str:
     story = view.story
     organization = {"@type": "Organization", "name": config.title,
                     "url": urls.absolute(config, urls.HOME)}
-    image, _ = image_of(view, config)
     data: dict[str, Any] = {
         "@context": "https://schema.org",
         "@type": "NewsArticle",
@@ -45,7 +54,7 @@ def news_article(view: StoryView, config: Config) -> str:
         "mainEntityOfPage": {"@type": "WebPage", "@id": view.url},
         "datePublished": isotime(story.published_at),
         "dateModified": isotime(view.modified_at),
-        "image": [image],
+        "image": article_images(view, config),
         "inLanguage": config.language,
         "author": [organization],
         "publisher": {**organization, "logo": {

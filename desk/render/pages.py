@@ -24,6 +24,7 @@ from desk.content.models import REUSE_FIELDS
 from desk.render import Output
 from desk.render.context import RenderContext, Unit, Units
 from desk.render.json import encode
+from desk.render.pictures import card_src
 from desk.render.templates import Alternate, Crumb, PageMeta, isotime
 
 SitemapEntries = Iterator[tuple[str, datetime]]
@@ -58,6 +59,7 @@ class Card:
     trust_text: str
     digest: str
     draft: bool = False
+    image: str = ""  # the lead image's small variant, as the card shows it ('' for none)
 
     def as_json(self) -> dict[str, Any]:
         """The listing entry of index.json (`draft` only on a draft, in the preview)."""
@@ -127,6 +129,7 @@ def card(ctx: RenderContext, item: LoadedStory) -> Card:
         trust_text=story.trust_text or story.trust,
         digest=ctx.stories.digests.get(path, ""),
         draft=item.draft,
+        image=card_src(story.images, ctx.config, ctx.catalog.media),
     )
 
 

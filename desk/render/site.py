@@ -13,6 +13,7 @@ from desk import urls
 from desk.content.digests import digest_all
 from desk.render.context import RenderContext, Unit, Units
 from desk.render.feeds import feed_units
+from desk.render.images import image_units
 from desk.render.lifecycle import history_units, notice_units, redirect_units
 from desk.render.llms import llms_units
 from desk.render.pages import PAGE_KINDS, PageKind
@@ -25,6 +26,7 @@ REGISTRY: tuple[PageKind, ...] = (
     PageKind("redirects", redirect_units),
     PageKind("withdrawn", notice_units),
     PageKind("urls", history_units),
+    PageKind("images", image_units),
 )
 
 

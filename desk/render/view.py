@@ -15,8 +15,10 @@ from desk import urls
 from desk.config import Config
 from desk.content.catalog import Catalog
 from desk.content.loader import LoadedStory, story_url_path
+from desk.content.media import is_local
 from desk.content.models import Cite, Manifest, Story
 from desk.content.prose import Prose
+from desk.render.pictures import Picture, pictures
 
 
 @dataclass(frozen=True)
@@ -123,10 +125,16 @@ class StoryView:
     related: tuple[RelatedView, ...]
     corrections: tuple[CorrectionView, ...]
     steps: tuple[Step, ...]
+    pictures: tuple[Picture, ...]  # the first is the lead
     modified_at: datetime
     entry_id: str  # in feeds, the same wherever the story moves
     draft: bool = False  # shown in the preview only, marked as a draft
     search_entry: str = ""  # this version at this URL in the search index (desk.search.bundles)
+
+    @property
+    def lead(self) -> Picture | None:
+        """The lead picture, shown above the body."""
+        return self.pictures[0] if self.pictures else None
 
     @property
     def has_decision_card(self) -> bool:
@@ -199,6 +207,7 @@ def story_view(story: Story, catalog: Catalog, config: Config, prose: Prose,
             for c in sorted(story.corrections, key=lambda c: c.at, reverse=True)
         ),
         steps=_steps(story, prose),
+        pictures=pictures(story.images, config, catalog.media),
         modified_at=story.modified_at,
         entry_id=urls.entry_id(config, story.id),
         draft=draft,
@@ -248,4 +257,8 @@ def story_page_inputs(item: LoadedStory, catalog: Catalog, config: Config) -> st
              _newsroom_title(summary.newsroom, summary.newsroom_title, catalog, config)]
     for view in _related(summary.related, summary.url, catalog, config):
         parts.append(f"{view.href}|{view.headline}")
+    for url in summary.images:  # a local image's name and size come from its bytes
+        media = catalog.media.get(url) if is_local(url) else None
+        if media is not None:
+            parts.append(f"{url}|{media.digest}|{media.width}x{media.height}")
     return "\n".join(parts)
