@@ -23,6 +23,9 @@ _STARTER = {
     EXAMPLE_STORY: "story.json",
     ".github/workflows/publish.yml": "publish.yml",
     ".gitignore": "gitignore",
+    # The newsroom's own pages: a start for the About and the corrections policy.
+    "content/pages/about.md": "about.md",
+    "content/pages/policies/corrections.md": "corrections.md",
 }
 
 

@@ -18,6 +18,8 @@ NEWSROOMS = "/n/"
 EDITIONS = "/editions/"
 REUSE_TERMS = "/terms/reuse/"
 REUSE_JSON = "/.well-known/reuse.json"
+# The publisher and its policies, in JSON-LD (schema.org NewsMediaOrganization).
+PUBLISHER_JSON = "/.well-known/publisher.json"
 URL_HISTORY = "/.well-known/desk-urls.json"
 NOT_FOUND = "/404.html"
 ROBOTS = "/robots.txt"
@@ -41,6 +43,24 @@ def story_path(published_date: str, slug: str) -> str:
     if not _is_date(published_date):
         raise ValueError(f"{published_date!r} is not a YYYY-MM-DD date")
     return f"/stories/{published_date}/{check_segment(slug)}/"
+
+
+# The first segments of desk's own pages: no page of the content may take them.
+RESERVED = frozenset({"stories", "n", "editions", "terms", "search", "pagefind", "static",
+                      "corrections", "agents", "beats"})
+
+
+def page_path(parts: tuple[str, ...]) -> str:
+    """`/SEGMENT/.../` of a page of the content, from its file's place below the pages
+    folder (`about` is `/about/`); a first segment of desk's own pages is refused."""
+    if not parts:
+        raise ValueError("a page needs a name")
+    for part in parts:
+        check_segment(part)
+    if parts[0] in RESERVED:
+        raise ValueError(f"/{parts[0]}/ is where desk puts its own pages "
+                         f"({', '.join(sorted(RESERVED))} are taken): name the page otherwise")
+    return "/" + "/".join(parts) + "/"
 
 
 def newsroom_path(newsroom: str, page: int = 0) -> str:

@@ -134,7 +134,7 @@ def test_json_ld_news_article(site: Path) -> None:
     assert data["dateModified"] == "2026-11-14T18:00:00Z"
     assert data["author"][0] == {"@type": "Organization", "name": "Hanging Context",
                                  "url": "https://hangingcontext.com/"}
-    assert data["publisher"]["@type"] == "Organization"
+    assert data["publisher"]["@type"] == "NewsMediaOrganization"
     assert data["mainEntityOfPage"] == {"@type": "WebPage", "@id": url}
     assert data["articleSection"] == "Artificial Intelligence"
     assert data["isPartOf"]["issueNumber"] == "2026-11-14T12"

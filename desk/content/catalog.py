@@ -16,6 +16,7 @@ from typing import Generic, TypeVar
 from desk.config import Config
 from desk.content.history import Redirect, UrlHistory, redirects
 from desk.content.loader import LoadedStory, LoadedWithdrawal
+from desk.content.pages import Page
 
 T = TypeVar("T")
 EPOCH = datetime.fromisoformat("1970-01-01T00:00:00+00:00")
@@ -32,11 +33,12 @@ class Group:
 
 @dataclass(frozen=True)
 class Content:
-    """The valid files of the content folder: stories, drafts and withdrawals."""
+    """The valid files of the content folder: stories, drafts, withdrawals and pages."""
 
     stories: tuple[LoadedStory, ...]
     drafts: tuple[LoadedStory, ...] = ()
     withdrawals: tuple[LoadedWithdrawal, ...] = ()
+    pages: tuple[Page, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -70,6 +72,7 @@ class Catalog:
     redirects: tuple[Redirect, ...] = ()
     moved: Mapping[str, str] = field(repr=False, default_factory=dict)  # old path -> new
     history: UrlHistory = field(repr=False, default_factory=UrlHistory)
+    pages: tuple[Page, ...] = ()  # the newsroom's own pages, in path order
 
     @property
     def latest_edition(self) -> Group | None:
@@ -207,6 +210,7 @@ def build_catalog(content: Content, config: Config, clock: Clock,
         redirects=tuple(moves),
         moved={r.path: r.target for r in moves},
         history=after,
+        pages=content.pages,
     )
 
 

@@ -30,8 +30,24 @@ def script_json(data: Any) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-def news_article(view: StoryView, config: Config) -> str:
-    """schema.org NewsArticle as JSON-LD."""
+Policies = tuple[tuple[str, str], ...]  # (schema.org property, URL of its page)
+
+
+def publisher(config: Config, policies: Policies) -> dict[str, Any]:
+    """The site as a schema.org NewsMediaOrganization, with its policy pages."""
+    return {"@type": "NewsMediaOrganization", "name": config.title,
+            "url": urls.absolute(config, urls.HOME),
+            "logo": {"@type": "ImageObject", "url": urls.absolute(config, FALLBACK_IMAGE)},
+            **dict(policies)}
+
+
+def publisher_document(config: Config, policies: Policies) -> dict[str, Any]:
+    """/.well-known/publisher.json: the publisher and its policies, as JSON-LD."""
+    return {"@context": "https://schema.org", **publisher(config, policies)}
+
+
+def news_article(view: StoryView, config: Config, policies: Policies = ()) -> str:
+    """schema.org NewsArticle as JSON-LD (`policies`: the publisher's policy pages)."""
     story = view.story
     organization = {"@type": "Organization", "name": config.title,
                     "url": urls.absolute(config, urls.HOME)}
@@ -48,8 +64,7 @@ def news_article(view: StoryView, config: Config) -> str:
         "image": [image],
         "inLanguage": config.language,
         "author": [organization],
-        "publisher": {**organization, "logo": {
-            "@type": "ImageObject", "url": urls.absolute(config, FALLBACK_IMAGE)}},
+        "publisher": publisher(config, policies),
         "articleSection": view.newsroom_title,
         "isPartOf": {"@type": "PublicationIssue", "issueNumber": story.edition,
                      "url": urls.absolute(config, urls.edition_path(story.edition))},

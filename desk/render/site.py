@@ -11,6 +11,7 @@ from functools import partial
 
 from desk import urls
 from desk.content.digests import digest_all
+from desk.render.content_pages import page_sitemap, page_units, publisher_units
 from desk.render.context import RenderContext, Unit, Units
 from desk.render.feeds import feed_units
 from desk.render.lifecycle import history_units, notice_units, redirect_units
@@ -20,6 +21,8 @@ from desk.render.sitemaps import render_news_sitemap, render_sitemap
 
 REGISTRY: tuple[PageKind, ...] = (
     *PAGE_KINDS,
+    PageKind("pages", page_units, page_sitemap),
+    PageKind("publisher", publisher_units),
     PageKind("feeds", feed_units),
     PageKind("llms", llms_units),
     PageKind("redirects", redirect_units),
