@@ -52,6 +52,7 @@ class Config(BaseModel):
     static_dir: Path = Path("static")
     cache_dir: Path = Path(".desk-cache")
     newsrooms: dict[str, str] = Field(default_factory=dict)
+    beats: dict[str, str] = Field(default_factory=dict)  # beat titles, by beat
     page_size: int = Field(default=20, ge=1)
     feed_size: int = Field(default=50, ge=1)
     news_window_hours: float = Field(default=48, gt=0)
@@ -87,7 +88,7 @@ class Config(BaseModel):
             raise ValueError("base_url may not have a query or fragment")
         return value.rstrip("/")
 
-    @field_validator("newsrooms")
+    @field_validator("newsrooms", "beats")
     @classmethod
     def _newsroom_keys(cls, value: dict[str, str]) -> dict[str, str]:
         for key in value:

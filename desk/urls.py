@@ -16,6 +16,8 @@ from desk.content.segments import check_edition, check_segment
 HOME = "/"
 NEWSROOMS = "/n/"
 EDITIONS = "/editions/"
+AGENTS = "/agents/"
+CORRECTIONS = "/corrections/"
 REUSE_TERMS = "/terms/reuse/"
 REUSE_JSON = "/.well-known/reuse.json"
 # The publisher and its policies, in JSON-LD (schema.org NewsMediaOrganization).
@@ -47,7 +49,7 @@ def story_path(published_date: str, slug: str) -> str:
 
 # The first segments of desk's own pages: no page of the content may take them.
 RESERVED = frozenset({"stories", "n", "editions", "terms", "search", "pagefind", "static",
-                      "corrections", "agents", "beats"})
+                      "corrections", "agents"})
 
 
 def page_path(parts: tuple[str, ...]) -> str:
@@ -69,6 +71,21 @@ def newsroom_path(newsroom: str, page: int = 0) -> str:
     return _paged(f"/n/{check_segment(newsroom)}/", page)
 
 
+def beat_path(newsroom: str, beat: str, page: int = 0) -> str:
+    """`/n/NEWSROOM/beats/BEAT/`, and `.../page/N/` for its archive pages."""
+    return _paged(f"{newsroom_path(newsroom)}beats/{check_segment(beat)}/", page)
+
+
+def agent_path(agent: str, page: int = 0) -> str:
+    """`/agents/AGENT/`, and `/agents/AGENT/page/N/` for its archive pages."""
+    return _paged(f"{AGENTS}{check_segment(agent)}/", page)
+
+
+def corrections_path(page: int = 0) -> str:
+    """`/corrections/`, and `/corrections/page/N/` for its archive pages."""
+    return _paged(CORRECTIONS, page)
+
+
 def edition_path(edition: str) -> str:
     """`/editions/EDITION/`."""
     return f"/editions/{check_edition(edition)}/"
@@ -83,6 +100,13 @@ def editions_index_path(page: int = 0) -> str:
 def feed_path(kind: str, newsroom: str | None = None) -> str:
     """A feed file, site-wide or for one newsroom."""
     folder = HOME if newsroom is None else newsroom_path(newsroom)
+    return folder + kind
+
+
+def feed_in(folder: str, kind: str) -> str:
+    """A feed file in a list page's folder (a beat's, the corrections log's)."""
+    if not plain_folder(folder):
+        raise ValueError(f"{folder!r} is not a site folder")
     return folder + kind
 
 
@@ -115,6 +139,13 @@ def entry_id(config: Config, story_id: str) -> str:
     the site's host and the story id, so it stays the same wherever the story moves."""
     host = urlsplit(config.base_url).hostname or "localhost"
     return f"tag:{host},{ENTRY_ID_YEAR}:stories/{quote(story_id, safe='')}"
+
+
+def correction_entry_id(config: Config, story_id: str, at: str) -> str:
+    """A correction's entry id in the corrections feeds: a tag URI of the story id and the
+    correction's time (RFC 3339)."""
+    host = urlsplit(config.base_url).hostname or "localhost"
+    return f"tag:{host},{ENTRY_ID_YEAR}:corrections/{quote(story_id, safe='')}/{at}"
 
 
 def internal_story_path(url: str, config: Config, story_url: str | None = None) -> str | None:

@@ -13,11 +13,19 @@ from pathlib import Path
 from typing import Any
 
 import extruct
+import feedparser
 import lxml.html
 import pytest
 from click.testing import CliRunner
 from pyld import jsonld
-from storygen import NEWSROOM_PAGES, REPO, make_story, write_pages, write_story
+from storygen import (
+    NEWSROOM_PAGES,
+    REPO,
+    make_story,
+    write_pages,
+    write_story,
+    write_withdrawal,
+)
 from test_publish import nu_errors
 from test_reader import FAILING_IMPACTS, QuietHandler, browser  # noqa: F401 (a fixture)
 
@@ -42,7 +50,7 @@ def newsroom_content(content: Path) -> None:
     """Stories over three beats and two agents, with five corrections, and the pages."""
     beats = ("infrastructure", "models", "policy")
     for n in range(1, 7):
-        corrections = ([{"at": f"2026-11-1{5 + n % 3}T0{n}:00:00Z",
+        corrections = ([{"at": f"2026-11-1{5 + n % 3}T0{n}:{k}0:00Z",
                          "text": f"Correction {k} of story {n}."} for k in range(1, 3)]
                        if n in (1, 2) else
                        [{"at": "2026-11-16T09:00:00Z", "text": f"Correction of story {n}."}]
@@ -143,6 +151,135 @@ def test_site_with_pages_is_valid_html_and_its_links_resolve(site: Path) -> None
                                     for e in errors)
 
 
+BEATS = ("infrastructure", "models", "policy")
+AGENTS = ("desk-editor", "desk-writer")
+
+
+def listed(site: Path, folder: str) -> list[dict[str, Any]]:
+    """The entries of a list page's index.json, over all its pages, newest first."""
+    data = json.loads((site / folder / "index.json").read_bytes())
+    entries = list(data.get("stories", data.get("corrections", [])))
+    while data.get("next"):
+        data = json.loads((site / data["next"].removeprefix(BASE + "/") / "index.json")
+                          .read_bytes())
+        entries += data.get("stories", data.get("corrections", []))
+    return entries
+
+
+def parse_feed(path: Path) -> Any:
+    """A feed as feedparser reads it; a JSON Feed (which feedparser does not read) checked
+    for JSON Feed 1.1's required fields and given in feedparser's shape."""
+    if path.suffix != ".json":
+        return feedparser.parse(path.read_bytes())
+    data = json.loads(path.read_bytes())
+    assert data["version"] == "https://jsonfeed.org/version/1.1" and data["title"]
+    assert all(item["id"] and (item.get("content_html") or item.get("content_text"))
+               for item in data["items"])
+    return feedparser.FeedParserDict(bozo=False, entries=[
+        feedparser.FeedParserDict(id=item["id"], link=item["url"]) for item in data["items"]])
+
+
+def test_a_page_per_beat_newest_first_with_its_feeds(site: Path) -> None:
+    for n, beat in enumerate(BEATS):
+        folder = f"n/artificial-intelligence/beats/{beat}"
+        want = [str(10_000 + k) for k in range(6, 0, -1) if k % 3 == n]
+        assert [e["id"] for e in listed(site, folder)] == want
+        html = lxml.html.fromstring((site / folder / "index.html").read_bytes())
+        assert [a.text for a in html.xpath('//nav[@class="breadcrumbs"]//a')] == [
+            "Hanging Context", "Newsrooms", "Artificial Intelligence"]
+        for kind in ("feed.xml", "atom.xml", "feed.json"):
+            parsed = parse_feed(site / folder / kind)
+            assert not parsed.bozo, (kind, parsed.bozo_exception)
+            assert [e.link.split("/")[-2] for e in parsed.entries] == [
+                f"story-number-{k}" for k in range(6, 0, -1) if k % 3 == n]
+
+
+def test_the_story_page_links_its_beat_and_names_its_agent(site: Path) -> None:
+    page = site / "stories/2026-11-14/story-number-1/index.html"
+    html = lxml.html.fromstring(page.read_bytes())
+    assert html.xpath('//meta[@name="author"]/@content') == ["desk-editor"]
+    assert html.xpath('//a[@rel="author"]/@href') == ["/agents/desk-editor/"]
+    crumbs = html.xpath('//nav[@class="breadcrumbs"]//a')
+    assert [(a.text, a.get("href")) for a in crumbs][1:] == [
+        ("Artificial Intelligence", "/n/artificial-intelligence/"),
+        ("Models", "/n/artificial-intelligence/beats/models/")]
+    (article,) = extruct.extract(page.read_text(), syntaxes=["json-ld"])["json-ld"]
+    assert article["author"][0]["name"] == "desk-editor"
+    assert article["author"][0]["url"] == BASE + "/agents/desk-editor/"
+
+
+def test_a_page_per_agent_with_each_story_s_run(site: Path) -> None:
+    for n, agent in enumerate(AGENTS):
+        entries = listed(site, f"agents/{agent}")
+        numbers = [k for k in range(6, 0, -1) if k % 2 != n]
+        assert [(e["id"], e["run_id"]) for e in entries] == [
+            (str(10_000 + k), f"run-{k}") for k in numbers]
+        text = (site / f"agents/{agent}/index.html").read_text()
+        assert all(f"Run run-{k}" in text for k in numbers)
+    index = json.loads((site / "agents/index.json").read_bytes())
+    assert [a["agent"] for a in index["agents"]] == list(AGENTS)
+
+
+def test_the_corrections_log_newest_first_with_its_feeds(site: Path) -> None:
+    entries = listed(site, "corrections")
+    assert len(entries) == 5
+    assert [e["at"] for e in entries] == sorted((e["at"] for e in entries), reverse=True)
+    assert {e["text"] for e in entries} == {
+        "Correction 1 of story 1.", "Correction 2 of story 1.", "Correction 1 of story 2.",
+        "Correction 2 of story 2.", "Correction of story 3."}
+    for entry in entries:
+        assert entry["url"].startswith(BASE + "/stories/2026-11-14/story-number-")
+    for kind in ("atom.xml", "feed.json"):
+        parsed = parse_feed(site / "corrections" / kind)
+        assert not parsed.bozo, (kind, parsed.bozo_exception)
+        assert len(parsed.entries) == 5 and len({e.id for e in parsed.entries}) == 5
+        assert parsed.entries[0].link == entries[0]["url"]
+
+
+def test_a_withdrawn_story_leaves_the_log_and_a_moved_one_is_followed(tmp_path: Path) -> None:
+    content, out = tmp_path / "content", tmp_path / "public"
+    newsroom_content(content)
+    write_withdrawal(content, "10001")
+    moved = make_story(2, slug="moved-on", corrections=[
+        {"at": "2026-11-17T02:00:00Z", "text": "Correction 1 of story 2."}])
+    (content / "stories/2026-11-14/story-number-2.json").unlink()
+    write_story(content, moved)
+    assert build(content, out, "--no-cache").exit_code == 0
+    entries = listed(out, "corrections")
+    assert [(e["story"], e["url"].removeprefix(BASE)) for e in entries] == [
+        ("10002", "/stories/2026-11-14/moved-on/"),
+        ("10003", "/stories/2026-11-14/story-number-3/")]
+
+
+def test_a_beat_slug_that_leaves_its_folder_is_one_finding(tmp_path: Path) -> None:
+    content, out = tmp_path / "content", tmp_path / "public"
+    write_story(content, make_story(1, beat="models"))
+    assert build(content, out).exit_code == 0
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    write_story(content, make_story(1, beat="../../etc"))
+    result = build(content, out)
+    assert result.exit_code == 1
+    found = [line for line in result.output.splitlines() if "story-number-1.json" in line]
+    assert len(found) == 1 and "/beat: '../../etc' is not a valid path segment" in found[0]
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+
+
+def test_beat_titles_from_the_settings(tmp_path: Path) -> None:
+    content, out = tmp_path / "content", tmp_path / "public"
+    write_story(content, make_story(1, beat="ml-ops"))
+    settings = tmp_path / "desk.toml"
+    settings.write_text('base_url = "https://news.example.org"\n[beats]\n'
+                        'ml-ops = "MLOps & serving"\n', encoding="utf-8")
+    result = CliRunner().invoke(main, ["build", "--config", str(settings), "--content",
+                                       str(content), "--out", str(out), "--now", NOW,
+                                       "--no-search"])
+    assert result.exit_code == 0, result.output
+    data = json.loads((out / "n/artificial-intelligence/beats/ml-ops/index.json").read_bytes())
+    assert data["title"] == "MLOps & serving"
+    story = (out / "stories/2026-11-14/story-number-1/index.html").read_text()
+    assert ">MLOps &amp; serving</a>" in story
+
+
 BAD_PAGES = {
     "stories.md": ("---\ntitle: Stories\n---\nHello\n",
                    "stories.md:1:1: /stories/ is where desk puts its own pages"),
@@ -212,7 +349,9 @@ def base_url(site: Path) -> Iterator[str]:
 
 @pytest.mark.browser
 @pytest.mark.parametrize("scheme", ["light", "dark"])
-@pytest.mark.parametrize("path", ["/about/", "/policies/corrections/"])
+@pytest.mark.parametrize("path", ["/about/", "/policies/corrections/", "/corrections/",
+                                  "/agents/desk-writer/", "/agents/",
+                                  "/n/artificial-intelligence/beats/models/"])
 def test_no_axe_results_on_the_new_pages(browser, base_url: str, path: str,  # noqa: F811
                                          scheme: str) -> None:
     from axe_playwright_python.sync_playwright import Axe

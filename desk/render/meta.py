@@ -63,7 +63,7 @@ def news_article(view: StoryView, config: Config, policies: Policies = ()) -> st
         "dateModified": isotime(view.modified_at),
         "image": [image],
         "inLanguage": config.language,
-        "author": [organization],
+        "author": [_agent(view, config) if view.agent else organization],
         "publisher": publisher(config, policies),
         "articleSection": view.newsroom_title,
         "isPartOf": {"@type": "PublicationIssue", "issueNumber": story.edition,
@@ -86,6 +86,13 @@ def news_article(view: StoryView, config: Config, policies: Policies = ()) -> st
         data["correction"] = [{"@type": "CorrectionComment", "text": c.text,
                                "datePublished": isotime(c.at)} for c in view.corrections]
     return script_json(data)
+
+
+def _agent(view: StoryView, config: Config) -> dict[str, Any]:
+    """The writing agent as the article's author (software: schema.org's authors are
+    people or organizations, so it is an organization of that additional type)."""
+    return {"@type": "Organization", "additionalType": "https://schema.org/SoftwareApplication",
+            "name": view.agent, "url": view.agent_url}
 
 
 def open_graph(view: StoryView, config: Config) -> tuple[tuple[str, str], ...]:

@@ -366,13 +366,17 @@ def _newsroom_entries(ctx: RenderContext, group: Group) -> list[tuple[str, datet
 
 
 def _feed_alternates(ctx: RenderContext, group: Group) -> Iterator[Alternate]:
+    return feed_alternates(ctx, urls.newsroom_path(group.key), group.title)
+
+
+def feed_alternates(ctx: RenderContext, folder: str, title: str) -> Iterator[Alternate]:
+    """The three feeds in a list page's folder, as its head links them."""
     for kind, mime, label in (
         (urls.FEED_RSS, "application/rss+xml", "RSS"),
         (urls.FEED_ATOM, "application/atom+xml", "Atom"),
         (urls.FEED_JSON, "application/feed+json", "JSON Feed"),
     ):
-        yield Alternate(mime, href(ctx, urls.feed_path(kind, group.key)),
-                        f"{group.title} ({label})")
+        yield Alternate(mime, href(ctx, urls.feed_in(folder, kind)), f"{title} ({label})")
 
 
 def editions_slices(ctx: RenderContext) -> Iterator[Slice[Group]]:

@@ -55,9 +55,12 @@ def story_meta(view: StoryView, config: Config, site: SiteContext) -> PageMeta:
         breadcrumbs=(
             Crumb(config.title, urls.href(config, urls.HOME)),
             Crumb(view.newsroom_title, view.newsroom_href),
-            Crumb(story.edition, view.edition_href),
+            # newsroom › beat, when it has one; else the edition it came out in
+            Crumb(view.beat_title, view.beat_href) if view.beat_title
+            else Crumb(story.edition, view.edition_href),
             Crumb(story.headline, ""),
         ),
+        author=view.agent,
         og=open_graph(view, config),
         jsonld=news_article(view, config, site.policies),
         robots="noindex" if view.draft else "",

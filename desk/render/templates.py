@@ -175,6 +175,7 @@ class SiteContext:
     # The publisher's policies: (schema.org property, absolute URL of its page).
     policies: tuple[tuple[str, str], ...] = ()
     publisher_json_href: str = ""
+    corrections_href: str = ""
 
 
 def site_context(config: Config, assets: dict[str, str],
@@ -216,6 +217,7 @@ def site_context(config: Config, assets: dict[str, str],
         policies=tuple((kind, urls.absolute(config, by_kind[kind]))
                        for kind in POLICY_KINDS if kind in by_kind),
         publisher_json_href=href(urls.PUBLISHER_JSON),
+        corrections_href=href(urls.CORRECTIONS),
     )
 
 
@@ -244,6 +246,7 @@ class PageMeta:
     og: tuple[tuple[str, str], ...] = ()
     jsonld: str = ""
     robots: str = ""  # e.g. "noindex" for a draft or a withdrawal notice
+    author: str = ""  # who wrote the page (a story's writing agent)
 
 
 def template_finding(exc: TemplateError, templates_dir: Path) -> Finding:
