@@ -179,6 +179,21 @@ def parse_feed(path: Path) -> Any:
         feedparser.FeedParserDict(id=item["id"], link=item["url"]) for item in data["items"]])
 
 
+NEW_LISTS = ("n/artificial-intelligence/beats/models", "agents", "agents/desk-writer",
+             "corrections")
+
+
+def test_every_new_list_page_in_html_markdown_and_json(site: Path) -> None:
+    for folder in NEW_LISTS:
+        html = lxml.html.fromstring((site / folder / "index.html").read_bytes())
+        data = json.loads((site / folder / "index.json").read_bytes())
+        markdown = (site / folder / "index.md").read_text()
+        assert markdown.startswith("---\ntitle: ") and f"\n# {data['title']}\n" in markdown
+        assert html.findtext(".//h1") == data["title"]
+        for entry in data.get("stories", data.get("corrections", data.get("agents", []))):
+            assert f"]({entry['url']})" in markdown
+
+
 def test_a_page_per_beat_newest_first_with_its_feeds(site: Path) -> None:
     for n, beat in enumerate(BEATS):
         folder = f"n/artificial-intelligence/beats/{beat}"

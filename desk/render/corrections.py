@@ -23,7 +23,7 @@ from desk.render.pages import (
     SitemapEntries,
     crumbs,
     href,
-    html_page,
+    markdown_page,
     page_fields,
     pager,
     place,
@@ -115,7 +115,7 @@ def _render(ctx: RenderContext, page: Slice[Corrected]) -> list[Output]:
     data: dict[str, Any] = {"title": title, "url": urls.absolute(ctx.config, page.path),
                             **page_fields(links),
                             "corrections": [_json(e) for e in entries]}
-    return html_page(ctx, page.path, TEMPLATE, meta, encode(data), entries=entries,
+    return markdown_page(ctx, page.path, TEMPLATE, meta, encode(data), entries=entries,
                      pager=links, feed_href=href(ctx, atom))
 
 

@@ -20,8 +20,8 @@ from desk.render.pages import (
     crumbs,
     feed_alternates,
     href,
-    html_page,
     listing,
+    markdown_page,
     members_inputs,
     newest,
     pager,
@@ -114,7 +114,7 @@ def _render(ctx: RenderContext, members: Members, page: Slice[LoadedStory]
         for entry, item in zip(data["stories"], page.items, strict=True):
             entry["run_id"] = item.summary.run_id
     feed = href(ctx, urls.feed_in(first, urls.FEED_RSS)) if members.feed else ""
-    return html_page(ctx, page.path, TEMPLATE, meta, encode(data), title=members.title,
+    return markdown_page(ctx, page.path, TEMPLATE, meta, encode(data), title=members.title,
                      intro=members.intro, cards=cards, notes=notes, pager=links,
                      feed_href=feed)
 
@@ -140,8 +140,10 @@ def agents_index(ctx: RenderContext) -> list[Output]:
                         "url": urls.absolute(ctx.config, urls.agent_path(g.key))}
                        for g in groups]}
     rows = [(g.title, href(ctx, urls.agent_path(g.key)), len(g.stories)) for g in groups]
-    return html_page(ctx, urls.AGENTS, "directory.html", meta, encode(data), heading=title,
-                     rows=rows)
+    links = [(g.title, urls.absolute(ctx.config, urls.agent_path(g.key)), len(g.stories))
+             for g in groups]
+    return markdown_page(ctx, urls.AGENTS, "directory.html", meta, encode(data),
+                         heading=title, rows=rows, links=links)
 
 
 def agents_sitemap(ctx: RenderContext) -> SitemapEntries:

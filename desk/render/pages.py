@@ -199,6 +199,15 @@ def html_page(ctx: RenderContext, path: str, template: str, meta: PageMeta, data
     return [Output(path, html.encode("utf-8")), Output(path + "index.json", data)]
 
 
+def markdown_page(ctx: RenderContext, path: str, template: str, meta: PageMeta, data: bytes,
+                  **context: Any) -> list[Output]:
+    """A list page in HTML, Markdown (its template's `.md.jinja` twin) and index.json."""
+    html, listed = html_page(ctx, path, template, meta, data, **context)
+    markdown = ctx.env.get_template(template.removesuffix(".html") + ".md.jinja").render(
+        page=meta, site=ctx.site, **context)
+    return [html, Output(path + "index.md", markdown.encode("utf-8")), listed]
+
+
 def shown_page(ctx: RenderContext, path: str, template: str, meta: PageMeta,
                data: dict[str, Any], **context: Any) -> Unit:
     """A list page whose inputs are what it shows: its meta, context and listing."""
