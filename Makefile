@@ -46,7 +46,7 @@ check: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check desk tests bench
 	$(BIN)/mypy
-	$(BIN)/actionlint .github/workflows/*.yml desk/starter/publish.yml
+	$(BIN)/actionlint .github/workflows/*.yml desk/starter/*.yml
 
 $(VNU_STAMP):
 	@if command -v npm >/dev/null 2>&1; then \
@@ -76,6 +76,8 @@ fuzz: $(STAMP)
 	DESK_FUZZ_EXAMPLES=10000 $(BIN)/python -m pytest -q -p no:cacheprovider tests/test_hostile.py $(ARGS)
 	DESK_MACHINE_EXAMPLES=100 $(BIN)/python -m pytest -q -p no:cacheprovider \
 	  tests/test_incremental_machine.py $(ARGS)
+	DESK_LOCK_TRIES=30 $(BIN)/python -m pytest -q -p no:cacheprovider tests/test_lock.py \
+	  -k together $(ARGS)
 
 screenshots: $(STAMP)
 	$(BIN)/python tests/screenshots.py

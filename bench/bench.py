@@ -215,7 +215,11 @@ def desk_tool(root: Path) -> Tool:
         shutil.rmtree(root / "public", ignore_errors=True)
         shutil.rmtree(root / "cache", ignore_errors=True)
         for leftover in root.glob(".public.desk-*"):
-            shutil.rmtree(leftover)
+            # The spare and staging folders, and the lock file beside them.
+            if leftover.is_dir():
+                shutil.rmtree(leftover)
+            else:
+                leftover.unlink()
 
     version = subprocess.run([sys.executable, "-c", "from importlib.metadata import version;"
                               "print(version('desk'))"], capture_output=True, text=True)
@@ -757,7 +761,11 @@ def _fresh_hour(tool: Tool, saved: tuple[str, ...], changes: list[dict[str, Any]
     for name in ("public", "cache"):
         shutil.rmtree(root / name, ignore_errors=True)
     for leftover in root.glob(".public.desk-*"):
-        shutil.rmtree(leftover)
+        # The spare and staging folders, and the lock file beside them.
+        if leftover.is_dir():
+            shutil.rmtree(leftover)
+        else:
+            leftover.unlink()
     for data in changes:
         tool.write(data)
     fresh_checkout(root / "content")

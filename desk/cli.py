@@ -2,18 +2,22 @@
 deploy; or makes a new site (init).
 
 Exit status: 0 ok, 1 content errors (or a deploy refused or failed), 2 usage errors,
-3 built with stories held back (`desk build --hold-back`).
+3 built with stories held back (`desk build --hold-back`), 4 another build or deploy
+holds the site's lock (`--no-wait`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
+import signal
 import sys
 import time
 import webbrowser
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -24,9 +28,13 @@ from desk.build.cache import BuildCache, remembered_history
 from desk.build.heap import frozen_heap, large_blocks_returned
 from desk.build.holdback import HeldStory
 from desk.build.inspection import inspect_content
+from desk.build.lock import LockBusy, guarded_by, writing
+from desk.build.modes import Flags, ModeError, build_mode
 from desk.build.parallel import MAX_JOBS, default_jobs, fork_safe
 from desk.build.pipeline import BuildReport, build
-from desk.build.target import ChangesOnly, FreshStaging, RecycledSpare, Target
+from desk.build.target import Target
+from desk.commands.announce import announce_command
+from desk.commands.preview import preview_group
 from desk.config import (
     CONFIG_FILE,
     Config,
@@ -41,6 +49,7 @@ from desk.content.findings import Finding
 from desk.content.history import UrlHistory, read_history_file
 from desk.publish.annotations import annotation
 from desk.publish.budget import budget_data, measure, stories_per_day, worth_measuring
+from desk.publish.checkrun import tell_github
 from desk.publish.linkcheck import check_links
 from desk.publish.report import report_data, report_markdown, size_line
 from desk.scaffold import ScaffoldError, scaffold
@@ -48,6 +57,8 @@ from desk.scaffold import ScaffoldError, scaffold
 QUIET, NORMAL, VERBOSE = -1, 0, 1
 # `desk build --hold-back`'s exit status when it held back stories (the site was written).
 HELD_BACK = 3
+# `--no-wait`'s exit status when another process holds the lock (nothing was done).
+BUSY = 4
 
 
 class IsoDatetime(click.ParamType):  # type: ignore[type-arg]
@@ -84,6 +95,12 @@ def url_history_option(f: Any) -> Any:
     return click.option("--url-history", type=click.Path(path_type=Path, exists=True,
                         dir_okay=False), help="The last deploy's desk-urls.json, for a run "
                         "with neither the cache nor the output folder.")(f)
+
+
+def no_wait_option(f: Any) -> Any:
+    return click.option("--no-wait", is_flag=True, help="When another build or deploy of "
+                        f"the same site is running, exit at once with status {BUSY} instead "
+                        "of waiting for it.")(f)
 
 
 def verbosity_options(f: Any) -> Any:
@@ -135,22 +152,28 @@ def main() -> None:
 @click.option("--base-url", help="Absolute URL the site is published at.")
 @click.option("--now", type=IsoDatetime(), help="Build time (default: now, UTC).")
 @click.option("--future", is_flag=True, help="Publish stories dated after --now too.")
-@click.option("--drafts", is_flag=True, help="Write the drafts too, marked as drafts.")
+@click.option("--drafts", is_flag=True, help="Previewing: write the drafts too, marked as "
+              "drafts (not with --changes-only, which makes the live site's changes).")
 @url_history_option
 @click.option("--jobs", type=click.IntRange(1, MAX_JOBS, clamp=True),
               show_default=f"the number of cores, at most {MAX_JOBS}",
               help="Processes rendering stories (forked on Linux; one process elsewhere).")
-@click.option("--no-cache", is_flag=True, help="Build from scratch; neither read nor save "
-              "the build cache.")
-@click.option("--changes-only", is_flag=True, help="Write only the files that changed since "
-              "the site the build cache describes, and the list of every file, for `desk "
-              "deploy` to a store that holds that site (a fresh CI runner restores the "
-              "cache, not the site). A held-back story's last pages are read from the live "
-              "site at the base URL.")
-@click.option("--render-all", is_flag=True, help="Render every page again, keeping none of "
-              "the last build's (the cache's inspections and URL history still count); with "
-              "--changes-only the changes are then the whole site.")
+@click.option("--no-cache", is_flag=True, help="Fresh: build from nothing into a fresh "
+              "folder, neither reading nor saving the build cache (to check that a build "
+              "from nothing gives the same site).")
+@click.option("--changes-only", is_flag=True, help="Deploying from a runner that restored "
+              "the build cache but not the site: write only the files that changed since the "
+              "site the cache describes, and the list of every file, for `desk deploy` to the "
+              "store that holds that site. A held-back story's last pages are read from the "
+              "live site at the base URL.")
+@click.option("--render-all", is_flag=True, help="Rebuilding every page (after a change the "
+              "keys cannot see, or to upload everything again): render every page, keeping "
+              "none of the last build's; the cache's inspections and URL history still "
+              "count. With --changes-only the changes are the whole site.")
 @click.option("--no-search", is_flag=True, help="Skip the search index and page.")
+@click.option("--preview", is_flag=True, help="A deploy preview: a banner and noindex on "
+              "every page, a robots.txt that disallows everything, no IndexNow key file or "
+              "WebSub hub (give the preview's --base-url).")
 @click.option("--cache-dir", type=click.Path(path_type=Path, file_okay=False),
               help="Where builds remember their work (default: .desk-cache).")
 @click.option("--report", "report_file", type=click.Path(path_type=Path, dir_okay=False),
@@ -159,47 +182,77 @@ def main() -> None:
               "checks instead of refusing the build: one published before keeps its last "
               "published pages, a new one appears nowhere, every other story is published. "
               f"Exit status {HELD_BACK} when any was held back, after the site is written.")
+@no_wait_option
 @config_option
 @verbosity_options
 def build_command(content: Path | None, out: Path | None, base_url: str | None,
                   now: datetime | None, future: bool, drafts: bool, url_history: Path | None,
                   jobs: int | None, no_cache: bool, changes_only: bool, render_all: bool,
-                  no_search: bool, cache_dir: Path | None, report_file: Path | None,
-                  hold_back: bool, config_file: Path | None, quiet: bool,
-                  verbose: bool) -> None:
+                  no_search: bool, preview: bool, cache_dir: Path | None,
+                  report_file: Path | None, hold_back: bool, no_wait: bool,
+                  config_file: Path | None, quiet: bool, verbose: bool) -> None:
     """Build the site into the output folder, replacing it only when the build succeeds.
+
+    \b
+    The situations, each named once (desk/build/modes.py):
+      desk build                   publish: render what changed, swap the site in whole
+      desk build --changes-only    changes: only what changed, for `desk deploy`
+      desk build --render-all      rebuild: render every page again
+      desk build --no-cache        fresh: from nothing, remembering nothing
+    --hold-back, --drafts, --future and --no-search go with any of them
+    (not --drafts with --changes-only).
 
     \b
     Exit status: 0 built; 1 refused (content errors; with --hold-back, only errors
     about no single story: templates, settings, the content or output folder);
-    2 usage errors; 3 built, with stories held back (--hold-back).
+    2 usage errors; 3 built, with stories held back (--hold-back); 4 another build or
+    deploy holds the site's lock (--no-wait; otherwise the build waits for it).
     """
     level = verbosity(quiet, verbose)
     config = make_config(config_file, level, content_dir=content, output_dir=out,
                          base_url=base_url, search=False if no_search else None,
-                         cache_dir=cache_dir)
+                         cache_dir=cache_dir, preview=preview or None)
     jobs = jobs or default_jobs()
-    bar = ProgressBar(sys.stderr if level > QUIET else None)
     out = config.output_dir
-    if no_cache and changes_only:
-        raise click.UsageError("--changes-only needs the build cache; drop --no-cache")
-    # --no-cache: a build from nothing into a fresh folder, remembering nothing.
-    target: Target = (FreshStaging(out) if no_cache else
-                      ChangesOnly(out) if changes_only else RecycledSpare(out))
-    cache = BuildCache() if no_cache else BuildCache.saved_for(config.cache_dir, out)
+    try:
+        mode = build_mode(Flags(no_cache, changes_only, render_all, drafts))
+    except ModeError as exc:
+        raise click.UsageError(str(exc)) from None
+    state_file = BuildCache.file_for(config.cache_dir, out) if mode.uses_cache else None
+    # One writer per site and per cache, from before the cache is read until it is saved.
+    with locked("build", guarded_by(out, state_file), no_wait, level):
+        cache = BuildCache.saved_for(config.cache_dir, out) if mode.uses_cache else BuildCache()
+        if not mode.keeps_pages:
+            cache.state.disown()
+        _run_build(BuildRun(config, mode.target(out), cache, jobs, level, report_file),
+                   Clock(now or datetime.now(UTC), future, drafts, hold_back), url_history)
+
+
+@dataclass(frozen=True)
+class BuildRun:
+    """What `desk build` was asked for: settings, target, cache and how much to print."""
+
+    config: Config
+    target: Target
+    cache: BuildCache
+    jobs: int
+    level: int
+    report_file: Path | None
+
+
+def _run_build(run: BuildRun, clock: Clock, url_history: Path | None) -> None:
+    """Build, print what happened and exit with the build's status."""
+    config, cache, level, report_file = run.config, run.cache, run.level, run.report_file
+    bar = ProgressBar(sys.stderr if level > QUIET else None)
     # What the build reads first (the saved state) lives as long as it: the cyclic garbage
     # collector need not scan it again and again (at 100,000 stories, seconds a build).
     with frozen_heap():
-        if render_all:
-            cache.state.disown()
         cache.history = given_history(url_history)
-        built_at = now or datetime.now(UTC)
-        report = build(config, Clock(built_at, future, drafts, hold_back), target, cache, jobs,
-                       bar.update)
+        report = build(config, clock, run.target, cache, run.jobs, bar.update)
         bar.finish()
         echo_findings(report.findings if level > QUIET else report.errors)
         echo_held_back(report.held_back)
-        size = site_budget(report, built_at, report_file is not None)
+        size = site_budget(report, clock.now, report_file is not None)
         write_reports(report, report_file, size)
         if not report.ok:
             click.echo(f"Build failed: {len(report.errors)} error(s); "
@@ -212,11 +265,27 @@ def build_command(content: Path | None, out: Path | None, base_url: str | None,
         if size is not None and size["warning"]:
             click.echo(size["warning"], err=True)
         if level >= VERBOSE:
-            click.echo(details(report, jobs), err=True)
+            click.echo(details(report, run.jobs), err=True)
         if report.held_back:
             click.echo(f"{len(report.held_back)} story file(s) held back: the site was built "
                        "without them; fix them and build again.", err=True)
             sys.exit(HELD_BACK)
+
+
+@contextlib.contextmanager
+def locked(role: str, guarded: list[tuple[Path, Path]], no_wait: bool, level: int
+           ) -> Iterator[None]:
+    """Hold the locks of what a command writes; with --no-wait, exit BUSY when held."""
+    def told(line: str) -> None:
+        if level > QUIET:
+            click.echo(f"desk {role}: {line}", err=True)
+    try:
+        with writing(guarded, role, wait=not no_wait, told=told):
+            yield
+    except LockBusy as exc:
+        click.echo(f"desk {role}: {exc.guarded} is locked by {exc.holder}; nothing was done "
+                   "(without --no-wait, desk waits for it)", err=True)
+        sys.exit(BUSY)
 
 
 def echo_held_back(held: tuple[HeldStory, ...]) -> None:
@@ -360,6 +429,8 @@ def check_command(content: Path | None, strict: bool, fmt: str, links_dir: Path 
         if inspection.drafts or drafts:
             checked += f" and {len(inspection.drafts)} drafts"
     echo_check(findings, drafts, fmt, checked, level)
+    if fmt == "text":  # JSON output stays JSON alone
+        tell_github(findings, drafts, checked, click.echo)
     failed = any(f.is_error for f in findings) or (strict and bool(findings))
     sys.exit(1 if failed else 0)
 
@@ -418,6 +489,9 @@ def serve_command(content: Path | None, host: str, port: int, now: datetime | No
     except ServeError as exc:
         click.echo(f"desk serve: {exc}", err=True)
         sys.exit(1)
+    # A closed terminal or a process manager's stop is a stop, as Ctrl-C is.
+    for stop_signal in _STOP_SIGNALS:
+        signal.signal(stop_signal, _interrupt)
     try:
         server.rebuild("start", jobs=default_jobs())  # no threads run yet: forking is safe
         server.start()
@@ -433,6 +507,15 @@ def serve_command(content: Path | None, host: str, port: int, now: datetime | No
     finally:
         server.stop()
     click.echo("Stopped.", err=True)
+
+
+# Signals that stop desk serve as Ctrl-C does (SIGHUP: where the system has it).
+_STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP")
+                      if hasattr(signal, name))
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
 
 
 # The line desk serve prints after each good rebuild (left out by -q).
@@ -485,40 +568,65 @@ def init_command(folder: Path, base_url: str, title: str | None, quiet: bool,
               help="Uploads at once.")
 @click.option("--report", "report_file", type=click.Path(path_type=Path, dir_okay=False),
               help="Write a JSON deploy report here.")
+@no_wait_option
 @config_option
 def deploy_command(target_url: str, endpoint_url: str | None, dry_run: bool,
                    max_deletes: int | None, site: Path | None, jobs: int,
-                   report_file: Path | None, config_file: Path | None) -> None:
+                   report_file: Path | None, no_wait: bool, config_file: Path | None) -> None:
     """Upload the changed files of a built site to an S3-compatible bucket.
 
     A folder made by `desk build --changes-only` is deployed only onto the site it
     changes; otherwise nothing is done and the exit status is 3 (build the whole site
-    and deploy that). Other failures exit 1.
+    and deploy that). Other failures exit 1. A build of the folder that is running is
+    waited for (with --no-wait: exit status 4), so a site is never uploaded mid-swap.
     """
-    # Imported here: boto3 takes longer to import than a small build takes to run.
-    from desk.build.writer import MARKER
-    from desk.deploy.run import ChangesRefused, DeployError, deploy
-    from desk.deploy.store import Bucket, make_client
-    from desk.deploy.summary import deploy_data, deploy_line, deploy_markdown
-    from desk.deploy.target import Target
-
     config = make_config(config_file)
     settings = deploy_settings(config_file, max_deletes)
     folder = site if site is not None else config.output_dir
-    if not (folder / MARKER).is_file():
-        raise click.UsageError(f"{folder} is not a site built by desk build (no {MARKER})")
+    with locked("deploy", guarded_by(folder, None), no_wait, NORMAL):
+        _deploy(folder, bucket_of(target_url, endpoint_url, jobs),
+                DeployRun(settings, dry_run, jobs, report_file))
+
+
+@dataclass(frozen=True)
+class DeployRun:
+    """What `desk deploy` was asked to do, besides where."""
+
+    settings: DeployConfig
+    dry_run: bool
+    jobs: int
+    report_file: Path | None
+
+
+def bucket_of(target_url: str, endpoint_url: str | None, jobs: int) -> Any:
+    """The bucket --to names, or a usage error."""
+    # Imported here: boto3 takes longer to import than a small build takes to run.
+    from desk.deploy.store import Bucket, make_client
+    from desk.deploy.target import Target
+
     try:
         target = Target.parse(target_url)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--to") from None
-    bucket = Bucket(make_client(endpoint_url, jobs), target)
+    return Bucket(make_client(endpoint_url, jobs), target)
+
+
+def _deploy(folder: Path, bucket: Any, run: DeployRun) -> None:
+    """Deploy the folder (its lock held), print what happened and exit with its status."""
+    from desk.build.writer import MARKER
+    from desk.deploy.run import ChangesRefused, DeployError, deploy
+    from desk.deploy.summary import deploy_data, deploy_line, deploy_markdown
+
+    if not (folder / MARKER).is_file():
+        raise click.UsageError(f"{folder} is not a site built by desk build (no {MARKER})")
     refused = False
     try:
-        data = deploy_data(deploy(folder, bucket, settings, dry_run, jobs, echo_err))
+        data = deploy_data(deploy(folder, bucket, run.settings, run.dry_run, run.jobs,
+                                  echo_err))
     except DeployError as exc:
         data = deploy_data(exc.outcome, str(exc))
         refused = isinstance(exc, ChangesRefused)
-    write_deploy_reports(data, report_file, deploy_markdown)
+    write_deploy_reports(data, run.report_file, deploy_markdown)
     if not data["ok"]:
         click.echo(f"Deploy failed: {data['error']}", err=True)
         sys.exit(CHANGES_REFUSED if refused else 1)
@@ -550,3 +658,6 @@ def write_deploy_reports(data: dict[str, Any], report_file: Path | None,
     if step_summary:
         with open(step_summary, "a", encoding="utf-8") as handle:
             handle.write(markdown(data))
+
+main.add_command(announce_command)
+main.add_command(preview_group)

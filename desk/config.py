@@ -7,9 +7,10 @@ settings.
 
 from __future__ import annotations
 
+import re
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from pydantic import (
@@ -27,6 +28,8 @@ from desk.content.segments import check_segment
 # A site's own configuration file; a pyproject.toml with a [tool.desk] table works too.
 CONFIG_FILE = "desk.toml"
 PYPROJECT = "pyproject.toml"
+# IndexNow's rule for a key: 8 to 128 of a-z, A-Z, 0-9 and '-'.
+_INDEXNOW_KEY = re.compile(r"^[A-Za-z0-9-]{8,128}$")
 BASE_URL_REQUIRED = ("required: the absolute URL the site is published at, "
                      "e.g. https://news.example.org")
 
@@ -66,6 +69,14 @@ class Config(BaseModel):
     search_bundle_pages: int = Field(default=1000, ge=1)
     search_fresh_pages: int = Field(default=250, ge=0)
     reuse: dict[str, str] = Field(default_factory=dict)
+    # Announcing (desk announce): the IndexNow key, which the site serves at /{key}.txt so
+    # that search engines trust its submissions, and the WebSub hub every feed names. They
+    # shape the site, so they live here; the rest is [announce] (AnnounceConfig).
+    indexnow_key: str | None = None
+    websub_hub: str | None = None
+    # A deploy preview (desk build --preview): a banner and noindex on every page, a
+    # robots.txt that disallows everything, and nothing announced.
+    preview: bool = False
 
     @model_validator(mode="before")
     @classmethod
@@ -88,6 +99,18 @@ class Config(BaseModel):
             raise ValueError("base_url may not have a query or fragment")
         return value.rstrip("/")
 
+    @field_validator("indexnow_key")
+    @classmethod
+    def _indexnow_key(cls, value: str | None) -> str | None:
+        if value is not None and not _INDEXNOW_KEY.match(value):
+            raise ValueError("an IndexNow key is 8 to 128 characters of a-z, A-Z, 0-9 and '-'")
+        return value
+
+    @field_validator("websub_hub")
+    @classmethod
+    def _hub_url(cls, value: str | None) -> str | None:
+        return None if value is None else check_url(value)
+
     @field_validator("newsrooms", "beats")
     @classmethod
     def _newsroom_keys(cls, value: dict[str, str]) -> dict[str, str]:
@@ -99,6 +122,16 @@ class Config(BaseModel):
     def base_path(self) -> str:
         """The path part of base_url without its trailing slash ('' at a domain's root)."""
         return urlsplit(self.base_url).path.rstrip("/")
+
+    @property
+    def feed_hub(self) -> str:
+        """The WebSub hub the feeds name: '' without one, and in a preview (never announced)."""
+        return "" if self.preview or self.websub_hub is None else self.websub_hub
+
+    @property
+    def key_file(self) -> str:
+        """The IndexNow key the site serves as /{key}.txt: '' without one, and in a preview."""
+        return "" if self.preview or self.indexnow_key is None else self.indexnow_key
 
     @property
     def site_name(self) -> str:
@@ -132,6 +165,38 @@ class DeployConfig(BaseModel):
     # cached five minutes by default; publishes come hourly).
     keep_replaced_minutes: float = Field(default=30, ge=0)
     cache_control: CacheControl = Field(default_factory=CacheControl)
+    # Key prefixes below the target that a deploy never lists, uploads or deletes: the
+    # deploy previews live there, beside the site (desk makes no such folder).
+    leave: tuple[str, ...] = ("previews/",)
+
+    @field_validator("leave")
+    @classmethod
+    def _folders(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for prefix in value:
+            parts = prefix.strip("/").split("/")
+            if not prefix.strip("/") or any(p in ("", ".", "..") for p in parts):
+                raise ValueError(f"{prefix!r} is not a folder below the target, e.g. "
+                                 "\"previews/\"")
+        return tuple(prefix.strip("/") + "/" for prefix in value)
+
+
+class AnnounceConfig(BaseModel):
+    """`[announce]` (`[tool.desk.announce]`): where `desk announce` submits what a publish
+    changed. Kept apart from Config so that changing it never makes a build render anything."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    # e.g. https://api.indexnow.org/indexnow (it shares submissions with the other engines);
+    # IndexNow is off without it or without indexnow_key.
+    indexnow_endpoint: str | None = None
+    # Every request of one announce together, so that a hub that never answers cannot hold
+    # up a publish.
+    time_limit_seconds: float = Field(default=30, gt=0, le=600)
+
+    @field_validator("indexnow_endpoint")
+    @classmethod
+    def _endpoint_url(cls, value: str | None) -> str | None:
+        return None if value is None else check_url(value)
 
 
 def find_project_file(start: Path) -> Path | None:
@@ -179,6 +244,7 @@ def load_config(
     if project_file is not None:
         values, prefix = _read_settings(project_file)
         values.pop("deploy", None)  # read by load_deploy_config
+        values.pop("announce", None)  # read by load_announce_config
         root = project_file.parent
         defaults = {"content_dir": "content", "output_dir": "public", "cache_dir": ".desk-cache",
                     "templates_dir": "templates", "static_dir": "static"}
@@ -211,20 +277,34 @@ def _describe(exc: ValidationError, project_file: Path | None, prefix: str) -> s
     return "\n".join(lines)
 
 
+_Table = TypeVar("_Table", bound=BaseModel)
+
+
 def load_deploy_config(project_file: Path | None = None) -> DeployConfig:
     """Read the deploy settings ([tool.desk.deploy], or [deploy] in desk.toml) from
     project_file (or the nearest one); defaults without."""
+    return _table(project_file, "deploy", DeployConfig)
+
+
+def load_announce_config(project_file: Path | None = None) -> AnnounceConfig:
+    """Read the announce settings ([tool.desk.announce], or [announce] in desk.toml) from
+    project_file (or the nearest one); defaults without."""
+    return _table(project_file, "announce", AnnounceConfig)
+
+
+def _table(project_file: Path | None, name: str, model: type[_Table]) -> _Table:
+    """One table of the settings, validated by model (ConfigError naming each problem)."""
     if project_file is None:
         project_file = find_project_file(Path.cwd())
     values: dict[str, Any] = {}
     prefix = ""
     if project_file is not None:
         settings, prefix = _read_settings(project_file)
-        values = settings.get("deploy", {})
+        values = settings.get(name, {})
     try:
-        return DeployConfig.model_validate(values)
+        return model.model_validate(values)
     except ValidationError as exc:
-        raise ConfigError(_describe(exc, project_file, prefix + "deploy.")) from None
+        raise ConfigError(_describe(exc, project_file, f"{prefix}{name}.")) from None
 
 
 def _relative_to_cwd(path: Path) -> Path:

@@ -22,6 +22,7 @@ EXAMPLE_STORY = "content/stories/2026-11-14/inference-throughput-race-kimi-deeps
 _STARTER = {
     EXAMPLE_STORY: "story.json",
     ".github/workflows/publish.yml": "publish.yml",
+    ".github/workflows/check.yml": "check.yml",
     ".gitignore": "gitignore",
     # The newsroom's own pages: a start for the About and the corrections policy.
     "content/pages/about.md": "about.md",

@@ -65,6 +65,14 @@ def page_path(parts: tuple[str, ...]) -> str:
     return "/" + "/".join(parts) + "/"
 
 
+def key_file_path(key: str) -> str:
+    """`/KEY.txt`, the IndexNow key file (the settings check the key: letters, digits
+    and '-' only, so it is one safe segment)."""
+    if not key or not key.replace("-", "").isalnum() or not key.isascii():
+        raise ValueError(f"{key!r} is not an IndexNow key")
+    return f"/{key}.txt"
+
+
 def newsroom_path(newsroom: str, page: int = 0) -> str:
     """`/n/NEWSROOM/`, and `/n/NEWSROOM/page/N/` for its archive pages (N from 1, the
     oldest)."""

@@ -462,3 +462,44 @@ def test_missing_credentials_are_a_clear_failure(
     assert result.exit_code == 1
     assert "cannot list s3://desk/nocreds/: Unable to locate credentials" in result.stderr
     assert report["ok"] is False and not (s3.root / BUCKET / "nocreds").exists()
+
+
+# A process that holds a site folder's lock as a build does, until its input closes.
+SITE_HOLDER = """
+import sys
+from pathlib import Path
+from desk.build.lock import guarded_by, writing
+with writing(guarded_by(Path(sys.argv[1]), None), "build"):
+    print("held", flush=True)
+    sys.stdin.read()
+"""
+
+
+def test_a_deploy_waits_for_the_build_of_its_folder(desk: Callable[..., Result], s3: Server,
+                                                    tmp_path: Path) -> None:
+    site = Site(desk, tmp_path, 3)
+    files = site.build()
+    holder = subprocess.Popen([sys.executable, "-c", SITE_HOLDER, str(site.out)],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+    command = [sys.executable, "-m", "desk", "deploy", "--config", str(REPO / "pyproject.toml"),
+               "--to", f"s3://{BUCKET}/waits", "--endpoint-url", s3.url, "--site",
+               str(site.out)]
+    try:
+        refused = subprocess.run([*command, "--no-wait"], capture_output=True, text=True,
+                                 timeout=120)
+        assert refused.returncode == 4, refused.stderr
+        assert f"locked by the build of PID {holder.pid}" in refused.stderr
+        assert stored(s3, "waits") == {}
+        deploy = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  text=True)
+        assert deploy.stderr is not None
+        waiting = deploy.stderr.readline()
+        assert waiting.startswith(f"desk deploy: waiting for the build of PID {holder.pid} on ")
+        assert stored(s3, "waits") == {}  # nothing uploaded while the build holds the site
+    finally:
+        holder.kill()
+        holder.wait()
+    out, err = deploy.communicate(timeout=120)
+    assert deploy.returncode == 0, err
+    assert files.items() <= stored(s3, "waits").items()

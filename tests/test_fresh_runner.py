@@ -38,7 +38,11 @@ def fresh_runner(site: Site) -> None:
     """What a new runner has of the last run: the build cache, no site, new file stats."""
     shutil.rmtree(site.out, ignore_errors=True)
     for leftover in site.out.parent.glob(".public.desk-*"):
-        shutil.rmtree(leftover)
+        # The spare and staging folders, and the lock file beside them.
+        if leftover.is_dir():
+            shutil.rmtree(leftover)
+        else:
+            leftover.unlink()
     checkout = site.content.with_name("checkout")
     shutil.copytree(site.content, checkout)
     shutil.rmtree(site.content)

@@ -39,7 +39,8 @@ START = datetime(2026, 11, 10, 6, tzinfo=UTC)
 NEWSROOMS = ("artificial-intelligence", "climate")
 NUMBERS = st.integers(min_value=0, max_value=11)
 DRAFTS = st.integers(min_value=12, max_value=13)  # stories that start as drafts
-WORDS = st.text(alphabet="abcdefgh <&>\"'*[]", min_size=1, max_size=12)
+# Never only spaces: a blank headline or reason is refused (rightly), not a build to compare.
+WORDS = st.text(alphabet="abcdefgh <&>\"'*[]", min_size=1, max_size=12).filter(str.strip)
 BEATS = st.sampled_from(["", "models", "chips", "policy"])
 PAGES = st.sampled_from(["about.md", "policies/corrections.md", "contact.md"])
 POLICY = st.sampled_from(["", "masthead", "correctionsPolicy", "ethicsPolicy"])

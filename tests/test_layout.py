@@ -34,6 +34,7 @@ STAGES: dict[str, int] = {
     "desk.deploy": 8,
     "desk.scaffold": 9,
     "desk.cli": 9,
+    "desk.commands": 9,
     "desk.__main__": 10,
     "desk": 0,  # the package itself: no code
 }

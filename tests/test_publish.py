@@ -25,7 +25,9 @@ from desk.publish.linkcheck import check_links
 WORKFLOWS = REPO / ".github" / "workflows"
 # The publish workflow `desk init` gives a new site.
 STARTER_WORKFLOW = REPO / "desk" / "starter" / "publish.yml"
-ALL_WORKFLOWS = [*sorted(WORKFLOWS.glob("*.yml")), STARTER_WORKFLOW]
+# Every workflow `desk init` writes.
+STARTER_WORKFLOWS = sorted((REPO / "desk" / "starter").glob("*.yml"))
+ALL_WORKFLOWS = [*sorted(WORKFLOWS.glob("*.yml")), *STARTER_WORKFLOWS]
 PUBLISH_WORKFLOWS = [WORKFLOWS / "publish.yml", STARTER_WORKFLOW]
 # Every workflow that publishes: to Pages, to object storage, a new site's.
 ALL_PUBLISH_WORKFLOWS = [WORKFLOWS / "publish.yml", WORKFLOWS / "publish-s3.yml",
@@ -43,6 +45,7 @@ CURRENT_ACTIONS = {
     "actions/cache/restore": "v6",
     "actions/cache/save": "v6",
     "actions/upload-artifact": "v7",
+    "actions/download-artifact": "v8",
     "actions/configure-pages": "v6",
     "actions/upload-pages-artifact": "v5",
     "actions/deploy-pages": "v5",

@@ -307,4 +307,35 @@ def test_stop_before_start_returns(tmp_path: Path) -> None:
     stopping.start()
     stopping.join(timeout=30)
     assert not stopping.is_alive(), "stop() hung on a server that never served"
-    assert not (dev.state.folder).exists()
+    # The site stays in the site's one preview folder, which the next preview clears.
+    assert dev.state.folder == tmp_path / "cache" / "preview" / "site"
+    assert (dev.state.folder / "index.html").is_file()
+
+
+def test_a_storys_warnings_show_on_its_page_only_and_once_in_the_terminal(
+        server: DevServer, tmp_path: Path) -> None:
+    content = tmp_path / "content"
+    gone = "unknown key 'flourish' is kept but not used"
+    story = {**make_story(2), "flourish": "a key the schema does not have"}
+    write_story(content, story)
+    lines: list[str] = server.lines  # type: ignore[attr-defined]
+    assert server.rebuild("changed story 2", content_only=True) is not None
+    page = "/stories/2026-11-14/story-number-2/"
+    _, _, body = raw_get(server, page)
+    assert b'id="desk-findings"' in body and b"unknown key &#x27;flourish&#x27;" in body
+    assert b"Dismiss" in body
+    _, _, same = raw_get(server, page + "index.html")
+    assert b'id="desk-findings"' in same
+    _, _, other = raw_get(server, STORY)
+    assert b'id="desk-findings"' not in other
+    built = (server.state.folder / page.strip("/") / "index.html").read_bytes()
+    assert b"desk-findings" not in built  # never in the files a build writes
+    told = [line for line in lines if line.startswith("warning: ")]
+    assert len(told) == 1 and gone in told[0]
+    write_story(content, make_story(1, headline="Another save, of another file"))
+    assert server.rebuild("changed story 1", content_only=True) is not None
+    assert [line for line in lines if line.startswith("warning: ")] == told  # not again
+    write_story(content, make_story(2))  # fixed
+    assert server.rebuild("changed story 2", content_only=True) is not None
+    _, _, fixed = raw_get(server, page)
+    assert b'id="desk-findings"' not in fixed

@@ -95,9 +95,17 @@ class BuildCache:
     @classmethod
     def saved_for(cls, cache_dir: Path, out_dir: Path) -> BuildCache:
         """The state saved for an output folder (empty when none or unreadable)."""
-        where = hashlib.sha256(str(out_dir.resolve()).encode()).hexdigest()[:12]
-        file = cache_dir / f"{out_dir.name}-{where}{SUFFIX}"
+        file = cls.file_for(cache_dir, out_dir)
         return cls(read_state(file, spare=spare_path(out_dir).is_dir()), file)
+
+    @staticmethod
+    def file_for(cache_dir: Path, out_dir: Path) -> Path:
+        """Where the state of an output folder is saved in a cache folder."""
+        # Named by where the output is seen from the cache, not by where both are: a
+        # checkout that is moved or renamed keeps its cache.
+        seen = os.path.relpath(out_dir.resolve(), cache_dir.resolve())
+        where = hashlib.sha256(seen.encode()).hexdigest()[:12]
+        return cache_dir / f"{out_dir.name}-{where}{SUFFIX}"
 
     def save(self) -> None:
         """Write the state for the next process (atomically); a failure only costs time."""

@@ -18,7 +18,6 @@ everything, without `--no-cache`.
 from __future__ import annotations
 
 import bisect
-import os
 import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -68,8 +67,10 @@ def folder_fingerprint(folder: Path) -> str:
 
 def check_key(config: Config) -> str:
     """What every story file's findings depend on besides its own bytes."""
-    # Findings name files by relative paths, which mean other files in another folder.
-    return digest(code_fingerprint(), os.getcwd(),
+    # Findings name files as the settings name their folders (content_dir and the others
+    # are in the dump, relative to where desk runs when inside it), so the same checkout
+    # seen from another folder, or moved, gets the same findings: its path is not a part.
+    return digest(code_fingerprint(),
                   config.model_dump_json(exclude={"output_dir", "cache_dir", *_SEARCH_LAYOUT}))
 
 

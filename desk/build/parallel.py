@@ -90,6 +90,7 @@ def map_forked(func: Callable[[T], R], items: Sequence[T], workers: int) -> list
 
 def _map_chunk(func: Callable[[T], R], chunk: Sequence[T], send: Connection) -> None:
     _die_with_parent()
+    _quiet_on_stop()
     try:
         send.send(("ok", [func(item) for item in chunk]))
     except Exception as exc:  # noqa: BLE001 - the parent raises it
@@ -177,6 +178,7 @@ def _work(job: Callable[[FilePool], list[Any]], describe: Describe, root: Path,
     """A worker's life: do its job with a pool writing below root, send back the results
     or what went wrong."""
     _die_with_parent()
+    _quiet_on_stop()
     pool = FilePool(root, replace)
     try:
         results = job(pool)
@@ -218,6 +220,16 @@ def _write_outputs(outputs: Iterable[Output], pool: FilePool) -> tuple[tuple[str
         files.append(relative)
         size += len(output.data)
     return tuple(files), size
+
+
+def _quiet_on_stop() -> None:
+    """A worker leaves stopping to its parent: Ctrl-C (sent to the whole process group)
+    is the parent's to handle, and a stop signal ends the worker without a traceback
+    (it may have inherited desk serve's handler, which raises KeyboardInterrupt)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for name in ("SIGTERM", "SIGHUP"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), signal.SIG_DFL)
 
 
 def _die_with_parent() -> None:

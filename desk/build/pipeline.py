@@ -48,6 +48,7 @@ from desk.build.parallel import (
     start_workers,
     stop_workers,
 )
+from desk.build.state import search_copies
 from desk.build.target import ChangesOnly, RecycledSpare, Target, open_writer
 from desk.build.writer import LastSiteIncomplete, SiteWriter, WriteError
 from desk.config import Config
@@ -251,7 +252,7 @@ def _index_search(ctx: RenderContext, cache: BuildCache, ledger: Ledger, writer:
         outputs, _ = render_story_unit(by_url[url], "", ctx, nothing)
         return outputs[0].data
 
-    copies = cache.file.with_name(cache.file.stem + ".search") if cache.file else None
+    copies = search_copies(cache.file) if cache.file else None
     return index_search(published, cache.state.search_of(writer.previous_id), ledger, writer,
                         ctx.config, Pages(writer.path, copies, render))
 

@@ -31,6 +31,7 @@ import contextlib
 import os
 import re
 import secrets
+import shutil
 import sqlite3
 import sys
 from collections.abc import Callable, Iterator, Mapping
@@ -528,11 +529,19 @@ def _connect(path: Path, readonly: bool) -> sqlite3.Connection:
     return sqlite3.connect(uri, uri=True, isolation_level=None)
 
 
+def search_copies(state_file: Path) -> Path:
+    """The folder beside a saved state where copies of the fresh search pages are kept."""
+    return state_file.with_name(state_file.stem + ".search")
+
+
 def _prune(folder: Path, keep: Path) -> None:
     saved = sorted(folder.glob("*" + SUFFIX), key=lambda p: p.stat().st_mtime, reverse=True)
     for old in saved[MAX_SAVED:]:
         if old != keep:
             old.unlink(missing_ok=True)
+            # The copies of fresh search pages kept beside it go with it (its lock file
+            # stays: removing a lock another process may be waiting on lets two in).
+            shutil.rmtree(search_copies(old), ignore_errors=True)
 
 
 # ---------------------------------------------------------------- JSON forms

@@ -748,6 +748,9 @@ class LiveFolder:
         stale_count = len(self._present) - (len(current) - len(new))
         stale = sorted(self._present - current) if stale_count else []
         with self._lock:
+            # A folder half written (a killed preview) must not pass for the site the
+            # saved state describes: no site id until every file is in place.
+            (self.out_dir / MARKER).write_bytes(_MARKER_TEXT)
             for relative, data in self._pending.items():
                 target = self.out_dir / relative
                 if relative in self._present and _same_bytes(target, data):

@@ -93,6 +93,14 @@ def deploy(site: Path, bucket: Bucket, settings: DeployConfig, dry_run: bool = F
         listing = bucket.listing()
     except StoreError as exc:
         raise DeployError(f"cannot list {bucket.target}: {exc}", outcome) from None
+    # What lives beside the site (the previews) is not the deploy's to change.
+    left = tuple(settings.leave)
+    listing = {path: remote for path, remote in listing.items() if not path.startswith(left)}
+    clash = next((f.path for f in files if f.path.startswith(left)), None)
+    if clash is not None:
+        raise DeployError(f"the site has /{clash}, below a folder the deploy leaves alone "
+                          "([tool.desk.deploy] leave); nothing was uploaded or deleted",
+                          outcome)
     manifest = _manifest(bucket, listing, tell)
     plan = _plan(files, listing, manifest, changes, settings, outcome)
     outcome.planned = plan

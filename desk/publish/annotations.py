@@ -29,6 +29,11 @@ def annotation(finding: Finding, title: str, note: str = "") -> str:
             f"line={finding_line(finding)},title={_property(title)}::{_data(message)}")
 
 
+def warning(title: str, message: str) -> str:
+    """A warning about no file (`::warning title=T::MESSAGE`)."""
+    return f"::warning title={_property(title)}::{_data(message)}"
+
+
 def workspace_path(path: str) -> str:
     """A path as GitHub wants it: relative to the working folder when it lies inside."""
     if not os.path.isabs(path):

@@ -56,6 +56,7 @@ class Feed:
     json_url: str
     updated: datetime
     entries: tuple[Entry, ...]
+    hub_url: str = ""  # the WebSub hub, when the site names one
 
     @property
     def rfc822_updated(self) -> str:
@@ -127,6 +128,7 @@ def render_feed(ctx: RenderContext, scope: Scope) -> list[Output]:
         json_url=urls.absolute(config, urls.feed_in(folder, urls.FEED_JSON)),
         updated=max((e.view.modified_at for e in chosen), default=ctx.now),
         entries=chosen,
+        hub_url=config.feed_hub,
     )
     rss = ctx.env.get_template("feed.xml").render(feed=feed, site=config)
     atom = ctx.env.get_template("atom.xml").render(feed=feed, site=config)
@@ -145,6 +147,7 @@ def json_feed(feed: Feed, config: Config) -> dict[str, Any]:
         "description": feed.description,
         "language": config.language,
         "authors": [{"name": config.title, "url": urls.absolute(config, urls.HOME)}],
+        **({"hubs": [{"type": "WebSub", "url": feed.hub_url}]} if feed.hub_url else {}),
         "items": [json_item(e, config) for e in feed.entries],
     }
 

@@ -559,12 +559,22 @@ def robots_units(ctx: RenderContext) -> Units:
 
 
 def robots_txt(config: Config) -> str:
-    """robots.txt: allow all, and name both sitemaps."""
+    """robots.txt: allow all, and name both sitemaps; a preview's disallows everything."""
+    if config.preview:
+        return "User-agent: *\nDisallow: /\n"
     return (
         "User-agent: *\nAllow: /\n\n"
         f"Sitemap: {urls.absolute(config, urls.SITEMAP)}\n"
         f"Sitemap: {urls.absolute(config, urls.NEWS_SITEMAP)}\n"
     )
+
+
+def key_file_units(ctx: RenderContext) -> Units:
+    """/KEY.txt, holding only the IndexNow key, when the site has one."""
+    key = ctx.config.key_file
+    if key:
+        path = urls.key_file_path(key)
+        yield Unit(path, (key,), lambda: [Output(path, key.encode("utf-8"))])
 
 
 PAGE_KINDS = (
@@ -577,4 +587,5 @@ PAGE_KINDS = (
     PageKind("search", search_units),
     PageKind("404", not_found_units),
     PageKind("robots", robots_units),
+    PageKind("indexnow-key", key_file_units),
 )

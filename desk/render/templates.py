@@ -176,6 +176,7 @@ class SiteContext:
     policies: tuple[tuple[str, str], ...] = ()
     publisher_json_href: str = ""
     corrections_href: str = ""
+    preview: bool = False  # a deploy preview: the banner and noindex on every page
 
 
 def site_context(config: Config, assets: dict[str, str],
@@ -218,6 +219,7 @@ def site_context(config: Config, assets: dict[str, str],
                        for kind in POLICY_KINDS if kind in by_kind),
         publisher_json_href=href(urls.PUBLISHER_JSON),
         corrections_href=href(urls.CORRECTIONS),
+        preview=config.preview,
     )
 
 

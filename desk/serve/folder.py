@@ -1,0 +1,92 @@
+"""The preview's own folder: one per site, in the site's cache folder, reused from one
+`desk serve` to the next.
+
+A preview that is killed, or whose terminal is closed, leaves its folder behind; the
+next preview of the site clears it as it starts (in the background: at 100,000 stories
+the last site is gigabytes). So whatever happened, a site has at most one preview folder.
+It holds the last preview's site and build cache, which the next preview starts from
+(re-rendering only what differs), and the trash. The folder is guarded by the same kind
+of lock as a build's output folder; a second
+preview of the same site, started while the first runs, works in a temporary folder of
+its own and removes it when it stops.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import tempfile
+import threading
+import uuid
+from pathlib import Path
+
+from desk.build.lock import LockBusy, writing
+from desk.build.writer import remove_tree
+
+PREVIEW = "preview"
+TRASH = "trash"
+SITE = "site"
+CACHE = "cache"
+_LOCK = ".preview.lock"
+
+
+class PreviewFolder:
+    """Where one running preview keeps its site (`path`), until close()."""
+
+    def __init__(self, cache_dir: Path | None) -> None:
+        """The site's preview folder in `cache_dir` (None: the settings cannot be read
+        yet, so a temporary folder)."""
+        self._held = contextlib.ExitStack()
+        shared = (cache_dir or Path()) / PREVIEW
+        self.shared = cache_dir is not None
+        try:
+            if self.shared:
+                shared.mkdir(parents=True, exist_ok=True)
+                self._held.enter_context(writing([(shared / _LOCK, shared)], "preview",
+                                                 wait=False))
+        except (LockBusy, OSError):
+            self.shared = False
+        self.path = shared if self.shared else Path(tempfile.mkdtemp(prefix="desk-serve-"))
+        if self.shared:
+            self._clear_leftovers()
+
+    @property
+    def site(self) -> Path:
+        """Where the preview's site is built."""
+        return self.path / SITE
+
+    @property
+    def cache(self) -> Path:
+        """Where the preview's build cache is saved, beside its site (the next preview
+        starts from both when they still describe the content)."""
+        return self.path / CACHE
+
+    def _clear_leftovers(self) -> None:
+        """Move what a stopped or dead preview left into the trash, then empty it: all but
+        its site and cache (the build checks that they still belong together)."""
+        trash = self.path / TRASH
+        trash.mkdir(exist_ok=True)
+        for entry in self.path.iterdir():
+            if entry.name not in (TRASH, _LOCK, SITE, CACHE):
+                entry.rename(trash / uuid.uuid4().hex)
+        self.throw_away_later(None)
+
+    def throw_away_later(self, folder: Path | None) -> None:
+        """Move a folder into the trash (None: only empty it), deleted in the background."""
+        trash = self.path / TRASH
+        trash.mkdir(exist_ok=True)
+        if folder is not None:
+            folder.rename(trash / uuid.uuid4().hex)
+        threading.Thread(target=_empty, args=(trash,), daemon=True,
+                         name="desk-cleanup").start()
+
+    def close(self) -> None:
+        """Let the next preview have the folder (a temporary one is removed now)."""
+        self._held.close()
+        if not self.shared:
+            shutil.rmtree(self.path, ignore_errors=True)
+
+
+def _empty(trash: Path) -> None:
+    for entry in list(trash.iterdir()) if trash.is_dir() else ():
+        remove_tree(entry)

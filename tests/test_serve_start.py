@@ -1,0 +1,152 @@
+"""A preview starts from what the last preview of the site left (its site and build
+cache, in the site's preview folder), re-rendering only what differs, and shows the
+pages a build from nothing makes whatever it finds there: an old cache, another site's,
+a corrupt one, a template changed meanwhile, a half-written folder."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Callable
+from pathlib import Path
+
+from conftest import tree
+from storygen import REPO, make_corpus, make_story, write_story
+from test_serve import NOW
+
+from desk.build.cache import BuildCache
+from desk.build.pipeline import BuildReport, build
+from desk.build.target import FreshStaging
+from desk.build.writer import MARKER
+from desk.config import Config, load_config
+from desk.content.catalog import Clock
+from desk.serve.folder import PREVIEW
+from desk.serve.server import DevServer
+
+STORIES = 12
+
+
+class Preview:
+    """Previews of one site, one after another, on the same port (the base URL of the
+    pages), as an editor starts them day after day."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.content = root / "content"
+        self.templates = root / "templates"
+        self.cache = root / ".desk-cache"
+        self.stories: list[dict[str, object]] = []
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            self.port = probe.getsockname()[1]
+
+    def config(self, base_url: str) -> Config:
+        return load_config(REPO / "pyproject.toml", {
+            "content_dir": self.content, "base_url": base_url, "output_dir": self.root / "out",
+            "cache_dir": self.cache, "templates_dir": self.templates})
+
+    def run(self, between: Callable[[DevServer], None] | None = None) -> BuildReport:
+        """Start a preview, build as it starts, (do `between`), stop it."""
+        dev = DevServer(self.config, ("127.0.0.1", self.port), NOW, False, lambda line: None)
+        try:
+            report = dev.rebuild("start")
+            assert report is not None and report.ok, report and report.errors
+            if between is not None:
+                between(dev)
+            self.base_url = dev.base_url
+        finally:
+            dev.stop()
+        return report
+
+    @property
+    def site(self) -> Path:
+        return self.cache / PREVIEW / "site"
+
+    def from_nothing(self) -> dict[str, bytes]:
+        """What a build from nothing makes of the content, as the preview builds it."""
+        reference = self.root / "reference"
+        config = self.config(self.base_url).model_copy(update={"search": False})
+        assert build(config, Clock(NOW, drafts=True), FreshStaging(reference), BuildCache()).ok
+        return tree(reference)
+
+
+def make_preview(tmp_path: Path) -> Preview:
+    preview = Preview(tmp_path)
+    preview.stories = make_corpus(preview.content, STORIES)
+    return preview
+
+
+def test_a_second_start_renders_only_what_changed(tmp_path: Path) -> None:
+    preview = make_preview(tmp_path)
+    first = preview.run()
+    assert first.reused == 0
+    write_story(preview.content, {**preview.stories[3], "headline": "Edited while no preview ran"})
+    second = preview.run()
+    assert second.reused > STORIES  # every unchanged story and page kept
+    assert tree(preview.site) == preview.from_nothing()
+    unchanged = preview.run()
+    assert unchanged.reused > second.reused
+
+
+def test_saves_then_a_new_start_equal_a_build_from_nothing(tmp_path: Path) -> None:
+    preview = make_preview(tmp_path)
+
+    def saves(dev: DevServer) -> None:
+        write_story(preview.content, make_story(40, headline="Saved during the preview"))
+        assert dev.rebuild("save", content_only=True).ok  # type: ignore[union-attr]
+        next(preview.content.rglob("story-number-2.json")).unlink()
+        assert dev.rebuild("save", content_only=True).ok  # type: ignore[union-attr]
+
+    preview.run(saves)
+    write_story(preview.content, make_story(41))  # and one more before the next start
+    preview.run()
+    assert tree(preview.site) == preview.from_nothing()
+
+
+def test_a_template_changed_between_starts_shows_everywhere(tmp_path: Path) -> None:
+    preview = make_preview(tmp_path)
+    preview.run()
+    shipped = REPO / "templates" / "base.html"
+    preview.templates.mkdir()
+    text = shipped.read_text(encoding="utf-8")
+    assert "</body>" in text
+    (preview.templates / "base.html").write_text(
+        text.replace("</body>", "<p>Changed between two previews</p></body>"), "utf-8")
+    preview.run()
+    built = tree(preview.site)
+    assert built == preview.from_nothing()
+    assert b"Changed between two previews" in built["index.html"]
+
+
+def test_a_cache_of_other_content_or_a_corrupt_one_gives_correct_pages(tmp_path: Path) -> None:
+    preview = make_preview(tmp_path)
+    preview.run()
+    other = make_preview(tmp_path / "other")  # another site's preview, on its own port
+    other.port = preview.port
+    for story in other.stories:
+        write_story(other.content, {**story, "headline": f"Another site's {story['headline']}"})
+    other.run()
+    # This site's preview folder now holds the other site's site and cache.
+    for name in ("site", "cache"):
+        target = preview.cache / PREVIEW / name
+        target.rename(tmp_path / f"ours-{name}")
+        (other.cache / PREVIEW / name).rename(target)
+    preview.run()
+    assert tree(preview.site) == preview.from_nothing()
+    for state in (preview.cache / PREVIEW / "cache").glob("*.sqlite"):
+        state.write_bytes(b"not a saved state at all" * 100)
+    preview.run()
+    assert tree(preview.site) == preview.from_nothing()
+
+
+def test_a_half_written_folder_is_not_taken_for_the_saved_site(tmp_path: Path) -> None:
+    preview = make_preview(tmp_path)
+    preview.run()
+    # What a preview killed in the middle of writing a save in place leaves: a page
+    # already new, and no site id in the marker (written last).
+    page = preview.site / "stories" / "2026-11-10" / "story-number-1" / "index.html"
+    page.write_bytes(b"<p>half of a save</p>")
+    marker = preview.site / MARKER
+    marker.write_bytes(b"".join(line for line in marker.read_bytes().splitlines(True)
+                                if not line.startswith(b"site-id: ")))
+    preview.run()
+    assert tree(preview.site) == preview.from_nothing()

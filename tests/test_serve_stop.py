@@ -1,0 +1,133 @@
+"""How `desk serve` stops: SIGTERM and SIGHUP as cleanly as Ctrl-C, a killed preview's
+leftovers cleared by the next one, one preview folder per site whatever happened, and a
+browser tab closed mid-response is no error. Real processes."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from conftest import NOW
+from storygen import make_corpus
+
+from desk.serve.folder import PREVIEW, PreviewFolder
+from desk.serve.server import PreviewHTTPServer
+
+STOPS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGKILL)
+
+
+def start_preview(root: Path, temp: Path) -> tuple[subprocess.Popen[str], list[str]]:
+    """`desk serve` in root, once it serves; the lines it printed (kept being read)."""
+    env = {**os.environ, "TMPDIR": str(temp)}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "desk", "serve", "--port", "0", "--now", NOW],
+        cwd=root, stderr=subprocess.PIPE, text=True, env=env)
+    assert process.stderr is not None
+    lines: list[str] = []
+    for line in process.stderr:  # blocks on the server's own output
+        lines.append(line)
+        if line.startswith("Serving "):
+            break
+    assert lines and lines[-1].startswith("Serving "), lines
+    stream = process.stderr
+    threading.Thread(target=lambda: lines.extend(stream), daemon=True).start()
+    return process, lines
+
+
+def test_ten_previews_stopped_every_way_leave_one_preview_folder(tmp_path: Path) -> None:
+    root, temp = tmp_path / "site", tmp_path / "tmp"
+    temp.mkdir()
+    subprocess.run([sys.executable, "-m", "desk", "init", str(root), "--base-url",
+                    "https://news.example.org", "-q"], check=True)
+    make_corpus(root / "content", 5)
+    cache = root / ".desk-cache"
+    for n in range(10):
+        stop = STOPS[n % len(STOPS)]
+        process, lines = start_preview(root, temp)
+        process.send_signal(stop)
+        assert process.wait(timeout=30) == (-signal.SIGKILL if stop == signal.SIGKILL else 0)
+        if stop != signal.SIGKILL:
+            assert "Stopped." in "".join(lines), (stop, lines)
+            assert "Traceback" not in "".join(lines), lines
+        assert [p.name for p in cache.iterdir() if p.is_dir()] == [PREVIEW]
+        assert list(temp.iterdir()) == []  # nothing in the temporary folder
+        site = cache / PREVIEW / "site"
+        assert (site / "index.html").is_file()
+    # What the killed ones left was cleared by the next: one site and its cache.
+    kept = {p.name for p in (cache / PREVIEW).iterdir()}
+    assert kept <= {"site", "cache", "trash", ".preview.lock"}, kept
+
+
+def test_a_second_preview_of_a_site_works_in_a_folder_of_its_own(tmp_path: Path) -> None:
+    first = PreviewFolder(tmp_path)
+    second = PreviewFolder(tmp_path)
+    try:
+        assert first.shared and first.path == tmp_path / PREVIEW
+        assert not second.shared and second.path.is_dir()
+        assert not second.path.is_relative_to(tmp_path)
+    finally:
+        second.close()
+        first.close()
+    assert not second.path.exists()  # its own folder goes with it
+    assert first.path.is_dir()  # the site's stays, for the next preview
+    again = PreviewFolder(tmp_path)
+    assert again.shared
+    again.close()
+
+
+@pytest.mark.parametrize("error", [BrokenPipeError, ConnectionResetError])
+def test_a_closed_tab_is_silent_and_other_errors_are_not(
+        capsys: pytest.CaptureFixture[str], error: type[Exception]) -> None:
+    server = PreviewHTTPServer(("127.0.0.1", 0), _NoHandler)
+    try:
+        try:
+            raise error(32, "the browser went away")
+        except ConnectionError:
+            server.handle_error(None, ("127.0.0.1", 1))
+        assert capsys.readouterr().err == ""
+        try:
+            raise ValueError("a real bug")
+        except ValueError:
+            server.handle_error(None, ("127.0.0.1", 1))
+        assert "ValueError: a real bug" in capsys.readouterr().err
+    finally:
+        server.server_close()
+
+
+class _NoHandler:  # never called: no request is served
+    pass
+
+
+def _children(pid: int) -> list[int]:
+    """The processes `pid` forked (Linux)."""
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").glob("*/children"):
+        found += [int(child) for child in task.read_text().split()]
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs Linux's /proc")
+def test_a_closed_terminal_stops_a_preview_and_its_workers_without_a_traceback(
+        tmp_path: Path) -> None:
+    root = tmp_path / "site"
+    subprocess.run([sys.executable, "-m", "desk", "init", str(root), "--base-url",
+                    "https://news.example.org", "-q"], check=True)
+    make_corpus(root / "content", 400)  # enough that the build forks workers
+    process = subprocess.Popen([sys.executable, "-m", "desk", "serve", "--port", "0",
+                                "--now", NOW], cwd=root, stderr=subprocess.PIPE, text=True,
+                               start_new_session=True)
+    deadline = time.monotonic() + 120
+    while not _children(process.pid):  # the first build has forked its workers
+        assert process.poll() is None and time.monotonic() < deadline, "no workers seen"
+        time.sleep(0.005)
+    os.killpg(process.pid, signal.SIGHUP)  # what a closed terminal sends: to every process
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 0, err
+    assert "Traceback" not in err and "ForkProcess" not in err, err
+    assert "Stopped." in err
