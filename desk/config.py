@@ -55,6 +55,7 @@ class Config(BaseModel):
     static_dir: Path = Path("static")
     cache_dir: Path = Path(".desk-cache")
     newsrooms: dict[str, str] = Field(default_factory=dict)
+    beats: dict[str, str] = Field(default_factory=dict)  # beat titles, by beat
     page_size: int = Field(default=20, ge=1)
     feed_size: int = Field(default=50, ge=1)
     news_window_hours: float = Field(default=48, gt=0)
@@ -114,7 +115,7 @@ class Config(BaseModel):
     def _hub_url(cls, value: str | None) -> str | None:
         return None if value is None else check_url(value)
 
-    @field_validator("newsrooms")
+    @field_validator("newsrooms", "beats")
     @classmethod
     def _newsroom_keys(cls, value: dict[str, str]) -> dict[str, str]:
         for key in value:

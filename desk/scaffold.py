@@ -24,6 +24,9 @@ _STARTER = {
     ".github/workflows/publish.yml": "publish.yml",
     ".github/workflows/check.yml": "check.yml",
     ".gitignore": "gitignore",
+    # The newsroom's own pages: a start for the About and the corrections policy.
+    "content/pages/about.md": "about.md",
+    "content/pages/policies/corrections.md": "corrections.md",
 }
 
 

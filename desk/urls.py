@@ -17,8 +17,12 @@ from desk.content.segments import check_edition, check_segment
 HOME = "/"
 NEWSROOMS = "/n/"
 EDITIONS = "/editions/"
+AGENTS = "/agents/"
+CORRECTIONS = "/corrections/"
 REUSE_TERMS = "/terms/reuse/"
 REUSE_JSON = "/.well-known/reuse.json"
+# The publisher and its policies, in JSON-LD (schema.org NewsMediaOrganization).
+PUBLISHER_JSON = "/.well-known/publisher.json"
 URL_HISTORY = "/.well-known/desk-urls.json"
 NOT_FOUND = "/404.html"
 ROBOTS = "/robots.txt"
@@ -45,6 +49,24 @@ def story_path(published_date: str, slug: str) -> str:
     return f"/stories/{published_date}/{check_segment(slug)}/"
 
 
+# The first segments of desk's own pages: no page of the content may take them.
+RESERVED = frozenset({"stories", "n", "editions", "terms", "search", "pagefind", "static",
+                      "corrections", "agents"})
+
+
+def page_path(parts: tuple[str, ...]) -> str:
+    """`/SEGMENT/.../` of a page of the content, from its file's place below the pages
+    folder (`about` is `/about/`); a first segment of desk's own pages is refused."""
+    if not parts:
+        raise ValueError("a page needs a name")
+    for part in parts:
+        check_segment(part)
+    if parts[0] in RESERVED:
+        raise ValueError(f"/{parts[0]}/ is where desk puts its own pages "
+                         f"({', '.join(sorted(RESERVED))} are taken): name the page otherwise")
+    return "/" + "/".join(parts) + "/"
+
+
 def key_file_path(key: str) -> str:
     """`/KEY.txt`, the IndexNow key file (the settings check the key: letters, digits
     and '-' only, so it is one safe segment)."""
@@ -57,6 +79,21 @@ def newsroom_path(newsroom: str, page: int = 0) -> str:
     """`/n/NEWSROOM/`, and `/n/NEWSROOM/page/N/` for its archive pages (N from 1, the
     oldest)."""
     return _paged(f"/n/{check_segment(newsroom)}/", page)
+
+
+def beat_path(newsroom: str, beat: str, page: int = 0) -> str:
+    """`/n/NEWSROOM/beats/BEAT/`, and `.../page/N/` for its archive pages."""
+    return _paged(f"{newsroom_path(newsroom)}beats/{check_segment(beat)}/", page)
+
+
+def agent_path(agent: str, page: int = 0) -> str:
+    """`/agents/AGENT/`, and `/agents/AGENT/page/N/` for its archive pages."""
+    return _paged(f"{AGENTS}{check_segment(agent)}/", page)
+
+
+def corrections_path(page: int = 0) -> str:
+    """`/corrections/`, and `/corrections/page/N/` for its archive pages."""
+    return _paged(CORRECTIONS, page)
 
 
 def edition_path(edition: str) -> str:
@@ -88,6 +125,13 @@ def media_path(source: str, digest: str, variant: str) -> str:
     return f"{MEDIA}{stem[:60].strip('-') or 'image'}.{digest[:12]}.{variant}"
 
 
+def feed_in(folder: str, kind: str) -> str:
+    """A feed file in a list page's folder (a beat's, the corrections log's)."""
+    if not plain_folder(folder):
+        raise ValueError(f"{folder!r} is not a site folder")
+    return folder + kind
+
+
 def _paged(first: str, page: int) -> str:
     if page < 0:
         raise ValueError("archive pages start at 1 (0 is the latest page)")
@@ -117,6 +161,13 @@ def entry_id(config: Config, story_id: str) -> str:
     the site's host and the story id, so it stays the same wherever the story moves."""
     host = urlsplit(config.base_url).hostname or "localhost"
     return f"tag:{host},{ENTRY_ID_YEAR}:stories/{quote(story_id, safe='')}"
+
+
+def correction_entry_id(config: Config, story_id: str, at: str) -> str:
+    """A correction's entry id in the corrections feeds: a tag URI of the story id and the
+    correction's time (RFC 3339)."""
+    host = urlsplit(config.base_url).hostname or "localhost"
+    return f"tag:{host},{ENTRY_ID_YEAR}:corrections/{quote(story_id, safe='')}/{at}"
 
 
 def internal_story_path(url: str, config: Config, story_url: str | None = None) -> str | None:

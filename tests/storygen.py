@@ -137,3 +137,24 @@ def published_json(story: Story, config: Config, like: dict[str, Any]) -> bytes:
     data = published_story(story, config).model_dump(mode="json", by_alias=True,
                                                      exclude_unset=True)
     return encode(order_like(data, like))
+
+
+# The newsroom's own pages of a test site: an About and three policies.
+NEWSROOM_PAGES = {
+    "about.md": ("About", 10, "masthead"),
+    "policies/principles.md": ("Publishing principles", 20, "publishingPrinciples"),
+    "policies/corrections.md": ("Corrections policy", 30, "correctionsPolicy"),
+    "policies/ethics.md": ("Ethics policy", None, "ethicsPolicy"),
+}
+
+
+def write_pages(content: Path) -> None:
+    """Write the newsroom's own pages (NEWSROOM_PAGES) below content/pages/."""
+    for name, (title, nav, policy) in NEWSROOM_PAGES.items():
+        path = content / "pages" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        order = f"nav: {nav}\n" if nav is not None else ""
+        path.write_text(f"---\ntitle: {title}\ndescription: The {title.lower()} of the desk.\n"
+                        f"{order}policy: {policy}\n---\n## What we do\n\n"
+                        f"The *{title.lower()}*, with [a link](https://example.org/) and a "
+                        "list:\n\n- one\n- two\n", encoding="utf-8")

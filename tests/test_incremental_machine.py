@@ -43,6 +43,9 @@ NUMBERS = st.integers(min_value=0, max_value=11)
 DRAFTS = st.integers(min_value=12, max_value=13)  # stories that start as drafts
 # Never only spaces: a blank headline or reason is refused (rightly), not a build to compare.
 WORDS = st.text(alphabet="abcdefgh <&>\"'*[]", min_size=1, max_size=12).filter(str.strip)
+BEATS = st.sampled_from(["", "models", "chips", "policy"])
+PAGES = st.sampled_from(["about.md", "policies/corrections.md", "contact.md"])
+POLICY = st.sampled_from(["", "masthead", "correctionsPolicy", "ethicsPolicy"])
 
 
 def story_time(n: int) -> datetime:
@@ -82,6 +85,9 @@ class IncrementalBuilds(RuleBasedStateMachine):
 
     def write(self, n: int, draft: bool = False, days: int = 0, **overrides: object) -> None:
         when = story_time(n) - timedelta(days=days)
+        overrides = {"beat": ("models", "chips", "policy")[n % 3],
+                     "writer": {"agent": ("writer-a", "writer-b")[n % 2 if n < 6 else 0],
+                                "run_id": f"run-{n}"}, **overrides}
         if n in self.pictured and "images" not in overrides:
             overrides["images"] = self.pictured[n]
         data = make_story(n, NEWSROOMS[n % 2], when, **overrides)
@@ -112,6 +118,36 @@ class IncrementalBuilds(RuleBasedStateMachine):
           days=st.integers(min_value=0, max_value=1))
     def move_story(self, n: int, version: int, days: int) -> None:
         self.write(n, days=days, slug=f"story-number-{n}-v{version}")
+
+    @rule(n=NUMBERS, beat=BEATS)
+    def change_beat(self, n: int, beat: str) -> None:
+        self.write(n, beat=beat)
+
+    @rule(n=NUMBERS, texts=st.lists(WORDS, min_size=1, max_size=2))
+    def add_correction(self, n: int, texts: list[str]) -> None:
+        at = story_time(n) + timedelta(hours=2)
+        self.write(n, corrections=[{"at": f"{at + timedelta(minutes=i):%Y-%m-%dT%H:%M:%SZ}",
+                                    "text": text} for i, text in enumerate(texts)])
+
+    @rule(name=PAGES, title=WORDS, body=WORDS, nav=st.none() | st.integers(0, 3),
+          policy=POLICY)
+    def write_page(self, name: str, title: str, body: str, nav: int | None,
+                   policy: str) -> None:
+        path = self.content / "pages" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        others = [p for p in (self.content / "pages").rglob("*.md") if p != path]
+        if policy and any(f"policy: {policy}\n" in p.read_text() for p in others):
+            policy = ""  # a second page of one policy is an error, not a change
+        lines = [f"title: {json.dumps(title)}"]
+        lines += [f"nav: {nav}"] if nav is not None else []
+        lines += [f"policy: {policy}"] if policy else []
+        path.write_text("---\n" + "\n".join(lines) + f"\n---\n{body}\n", encoding="utf-8")
+        self.content_only = True
+
+    @rule(name=PAGES)
+    def remove_page(self, name: str) -> None:
+        (self.content / "pages" / name).unlink(missing_ok=True)
+        self.content_only = True
 
     @rule(n=DRAFTS, headline=WORDS)
     def add_draft(self, n: int, headline: str) -> None:

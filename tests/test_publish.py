@@ -362,7 +362,7 @@ def test_pages_artifact_keeps_well_known_and_leaves_out_desk_s_marker(
         assert ".well-known/reuse.json" in files and "index.html" in files
         assert ".desk-site" not in files
         assert [f for f in files if any(p.startswith(".") for p in f.split("/"))] == [
-            ".well-known/desk-urls.json", ".well-known/reuse.json"]
+            ".well-known/desk-urls.json", ".well-known/reuse.json", ".well-known/publisher.json"]
         assert (site / ".desk-site").is_file()  # the built site itself stays desk's
 
 

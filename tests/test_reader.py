@@ -138,9 +138,10 @@ def test_json_ld_news_article(site: Path) -> None:
     assert data["description"].startswith("One host served 20.23 million")
     assert data["datePublished"] == "2026-11-14T12:36:05Z"
     assert data["dateModified"] == "2026-11-14T18:00:00Z"
-    assert data["author"][0] == {"@type": "Organization", "name": "Hanging Context",
-                                 "url": "https://hangingcontext.com/"}
-    assert data["publisher"]["@type"] == "Organization"
+    assert data["author"][0] == {"@type": "Organization",
+                                 "additionalType": "https://schema.org/SoftwareApplication",
+                                 "name": "muse", "url": "https://hangingcontext.com/agents/muse/"}
+    assert data["publisher"]["@type"] == "NewsMediaOrganization"
     assert data["mainEntityOfPage"] == {"@type": "WebPage", "@id": url}
     assert data["articleSection"] == "Artificial Intelligence"
     assert data["isPartOf"]["issueNumber"] == "2026-11-14T12"
@@ -213,7 +214,8 @@ def test_citations_and_byline_read_well_without_css(site: Path) -> None:
     title = "Kimi K3.1 Pro: more throughput from the same GPUs"
     assert body.count(title) == 1  # in the sources list, once
     byline = " ".join(document.cssselect(".byline")[0].text_content().split())
-    assert byline == ("Confirmed · 3 Manifests · Artificial Intelligence · infrastructure · "
+    assert byline == ("Confirmed · 3 Manifests · By muse for Hanging Context · "
+                      "Artificial Intelligence · Infrastructure · "
                       "14 November 2026, 12:36 UTC · Edition 2026-11-14T12")
     front = lxml.html.fromstring((site / "index.html").read_bytes())
     meta = " ".join(front.cssselect(".card .meta")[0].text_content().split())
@@ -223,4 +225,6 @@ def test_citations_and_byline_read_well_without_css(site: Path) -> None:
 def test_story_html_is_not_much_larger_than_its_json(site: Path) -> None:
     folder = site / STORY.strip("/")
     html, data = (folder / "index.html").stat().st_size, (folder / "index.json").stat().st_size
-    assert html < 1.4 * data, (html, data)
+    # 1.42: the byline naming the writing agent, the beat link and the corrections log in
+    # the footer (what readers and extractors need to know who wrote it) took 2% more.
+    assert html < 1.42 * data, (html, data)

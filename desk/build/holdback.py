@@ -156,7 +156,7 @@ def hold_back(inspection: Inspection, counted: Sequence[Finding], config: Config
     return HoldBack(
         Content(tuple(sorted([*live, *(s.item for s in stand_ins.values())],
                              key=lambda s: s.path)),
-                inspection.drafts, inspection.withdrawals),
+                inspection.drafts, inspection.withdrawals, inspection.pages),
         tuple(sort_findings(_counted(counted, files, live, across, inspection))),
         tuple(HeldStory(path, _findings_of(path, story_findings, extra),
                         stand_ins[path].item.url_path if path in stand_ins else None,

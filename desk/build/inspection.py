@@ -35,6 +35,7 @@ from desk.content.loader import (
     load_withdrawal_file,
     parse_story_file,
 )
+from desk.content.pages import Page, load_pages
 
 # Below this many files to parse, forking costs more than it saves.
 PARALLEL_MIN_FILES = 200
@@ -58,6 +59,7 @@ class Inspection:
     # (nothing across stories): what a build that holds back bad stories sorts by file.
     story_files: tuple[str, ...] = ()
     own: Mapping[str, Inspected] = field(default_factory=dict)
+    pages: tuple[Page, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -67,7 +69,7 @@ class Inspection:
     @property
     def content(self) -> Content:
         """The valid files, as the catalog takes them."""
-        return Content(self.stories, self.drafts, self.withdrawals)
+        return Content(self.stories, self.drafts, self.withdrawals, self.pages)
 
 
 def inspect_content(config: Config, cache: InspectionCache | None = None,
@@ -99,8 +101,10 @@ def inspect_content(config: Config, cache: InspectionCache | None = None,
         draft_findings += [f for f in kept.shown(stories + drafts, config) if f.path in shown]
     withdrawals = _withdrawals(content, findings)
     findings += check_withdrawals(withdrawals, stories + drafts, history or UrlHistory())
+    pages = load_pages(content, findings)  # small files: read on every build
     return Inspection(tuple(stories), tuple(sort_findings(findings)), parsed, tuple(drafts),
-                      tuple(sort_findings(draft_findings)), withdrawals, tuple(paths), results)
+                      tuple(sort_findings(draft_findings)), withdrawals, tuple(paths), results,
+                      pages)
 
 
 def _valid(paths: list[str], results: dict[str, Inspected],

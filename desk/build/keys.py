@@ -74,10 +74,12 @@ def check_key(config: Config) -> str:
                   config.model_dump_json(exclude={"output_dir", "cache_dir", *_SEARCH_LAYOUT}))
 
 
-def site_key(config: Config, asset_paths: Iterable[str]) -> str:
-    """What every rendered page depends on besides its own inputs."""
+def site_key(config: Config, asset_paths: Iterable[str], shared: str = "") -> str:
+    """What every rendered page depends on besides its own inputs (`shared`: the values
+    every page shows that come from the content, such as the navigation)."""
     return digest(code_fingerprint(), templates_fingerprint(config.templates_dir),
-                  *asset_paths, config.model_dump_json(exclude=_PLACES | _SEARCH_LAYOUT))
+                  *asset_paths, config.model_dump_json(exclude=_PLACES | _SEARCH_LAYOUT),
+                  shared)
 
 
 def templates_fingerprint(site_templates: Path) -> str:

@@ -185,10 +185,12 @@ def _build(config: Config, clock: Clock, target: Target, cache: BuildCache,
     ledger = Ledger(cache.state.units_of(writer.previous_id), writer)
     try:
         assets = collect_assets(config.static_dir)
-        keys = KeyMaker(site_key(config, (a.path for a in assets)),
+        ctx = render_context(catalog, config, clock, cache.session, assets)
+        # Every page shows the site values (the newsroom's pages in the navigation, the
+        # policies in the JSON-LD): they are part of every key.
+        keys = KeyMaker(site_key(config, (a.path for a in assets), repr(ctx.site)),
                         cache.session.keys if cache.session is not None else None)
-        ctx = replace(render_context(catalog, config, clock, cache.session, assets),
-                      parsed=parsed, recall=_recall(cache.session, keys.site))
+        ctx = replace(ctx, parsed=parsed, recall=_recall(cache.session, keys.site))
         plan = Plan(keys, ledger, writer, sorted_out.stand_ins)
         render_site(ctx, plan, assets, cache.session, workers)
         timer.lap("render")
@@ -419,7 +421,8 @@ class Plan:
 def render_context(catalog: Catalog, config: Config, clock: Clock, session: Session | None,
                    assets: tuple[Asset, ...]) -> RenderContext:
     """What every renderer of this build reads (story results come later)."""
-    site = site_context(config, {a.name: urls.href(config, a.path) for a in assets})
+    site = site_context(config, {a.name: urls.href(config, a.path) for a in assets},
+                        catalog.pages)
     return RenderContext(catalog, config, _environment(config, session), site, Prose(),
                          clock.now)
 

@@ -49,7 +49,7 @@ from desk.content.history import UrlHistory, history_from_json
 from desk.content.loader import ContentChanged, LoadedStory, StoredTexts, Summary, Texts
 from desk.urls import USUAL_FILES, plain_folder, relative_file, usual_count
 
-STATE_VERSION = 9
+STATE_VERSION = 10  # 10: stories keep their beat, agent, corrections and images
 # Saved states of output folders kept at most (the oldest go first).
 MAX_SAVED = 20
 SUFFIX = ".sqlite"
@@ -603,13 +603,14 @@ def _story_to_json(item: LoadedStory) -> tuple[list[Any], list[Any]]:
     s = item.summary
     held = [item.digest, item.url_path, s.id, s.newsroom, s.newsroom_title, s.edition,
             s.published_at.isoformat(), s.modified_at.isoformat(), s.trust, s.url,
-            [list(r) for r in s.related], list(s.images)]
+            [list(r) for r in s.related], s.beat, s.agent,
+            [[at.isoformat(), text] for at, text in s.corrections], list(s.images)]
     return held, [item.digest, *s.texts]
 
 
 # The held fields that most stories share with others (newsroom, its title, edition,
-# trust label): one string each in memory.
-_SHARED_FIELDS = (3, 4, 5, 8)
+# trust label, beat, agent): one string each in memory.
+_SHARED_FIELDS = (3, 4, 5, 8, 11, 12)
 
 
 def _story_from_json(path: str, held: Any, texts: StateFile) -> LoadedStory:
@@ -622,9 +623,10 @@ def _story_from_json(path: str, held: Any, texts: StateFile) -> LoadedStory:
     # Most stories were never modified: one value in memory for both.
     modified_at = published_at if modified == published else datetime.fromisoformat(modified)
     related = tuple((u, h) for u, h in held[10]) if held[10] else ()
+    corrections = tuple((datetime.fromisoformat(at), text) for at, text in held[13])
     summary = Summary(story_id, newsroom, title, edition, published_at, modified_at, held[8],
-                      held[9], related, StoredTexts(texts, path, digest),
-                      tuple(held[11]) if len(held) > 11 else ())  # none in an older state
+                      held[9], related, held[11], held[12], corrections,
+                      StoredTexts(texts, path, digest), tuple(held[14]))
     return LoadedStory(path, summary, digest, url_path)
 
 

@@ -17,6 +17,7 @@ from desk.config import Config
 from desk.content.history import Redirect, UrlHistory, redirects
 from desk.content.loader import LoadedStory, LoadedWithdrawal
 from desk.content.media import MediaFile
+from desk.content.pages import Page
 
 T = TypeVar("T")
 EPOCH = datetime.fromisoformat("1970-01-01T00:00:00+00:00")
@@ -32,12 +33,32 @@ class Group:
 
 
 @dataclass(frozen=True)
+class Beat:
+    """The stories of one beat of one newsroom, newest first."""
+
+    newsroom: str
+    key: str
+    title: str
+    stories: tuple[LoadedStory, ...]
+
+
+@dataclass(frozen=True)
+class Corrected:
+    """One correction of a published story, as the corrections log lists it."""
+
+    at: datetime
+    text: str
+    story: LoadedStory
+
+
+@dataclass(frozen=True)
 class Content:
-    """The valid files of the content folder: stories, drafts and withdrawals."""
+    """The valid files of the content folder: stories, drafts, withdrawals and pages."""
 
     stories: tuple[LoadedStory, ...]
     drafts: tuple[LoadedStory, ...] = ()
     withdrawals: tuple[LoadedWithdrawal, ...] = ()
+    pages: tuple[Page, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -73,6 +94,10 @@ class Catalog:
     history: UrlHistory = field(repr=False, default_factory=UrlHistory)
     # The image files the shown stories name, by content path (desk.content.media).
     media: Mapping[str, MediaFile] = field(repr=False, default_factory=dict)
+    pages: tuple[Page, ...] = ()  # the newsroom's own pages, in path order
+    beats: tuple[Beat, ...] = ()  # by newsroom, then beat
+    agents: tuple[Group, ...] = ()  # the writing agents, in key order
+    corrections: tuple[Corrected, ...] = ()  # of every published story, newest first
 
     @property
     def latest_edition(self) -> Group | None:
@@ -210,6 +235,10 @@ def build_catalog(content: Content, config: Config, clock: Clock,
         redirects=tuple(moves),
         moved={r.path: r.target for r in moves},
         history=after,
+        pages=content.pages,
+        beats=_beats(newsrooms, config),
+        agents=_agents(published),
+        corrections=_corrections(published),
     )
 
 
@@ -242,3 +271,39 @@ def _groups(published: list[LoadedStory], config: Config
         for key, items in sorted(by_edition.items(), reverse=True)
     )
     return newsrooms, editions
+
+
+def beat_title(key: str, config: Config) -> str:
+    """A beat's title: from the settings, else its key in words."""
+    return config.beats.get(key) or key.replace("-", " ").capitalize()
+
+
+def _beats(newsrooms: tuple[Group, ...], config: Config) -> tuple[Beat, ...]:
+    """Each newsroom's beats (in key order), their stories newest first."""
+    beats: list[Beat] = []
+    for group in newsrooms:
+        by_beat: dict[str, list[LoadedStory]] = {}
+        for item in group.stories:
+            if item.summary.beat:
+                by_beat.setdefault(item.summary.beat, []).append(item)
+        beats += [Beat(group.key, key, beat_title(key, config), tuple(items))
+                  for key, items in sorted(by_beat.items())]
+    return tuple(beats)
+
+
+def _agents(published: list[LoadedStory]) -> tuple[Group, ...]:
+    """The stories of each writing agent, newest first, agents in key order."""
+    by_agent: dict[str, list[LoadedStory]] = {}
+    for item in published:
+        if item.summary.agent:
+            by_agent.setdefault(item.summary.agent, []).append(item)
+    return tuple(Group(key, key, tuple(items)) for key, items in sorted(by_agent.items()))
+
+
+def _corrections(published: list[LoadedStory]) -> tuple[Corrected, ...]:
+    """Every correction of the published stories, newest first (then by story)."""
+    found = [Corrected(at, text, item) for item in published
+             for at, text in item.summary.corrections]
+    found.sort(key=lambda c: (c.at, c.story.summary.published_at, c.story.summary.id),
+               reverse=True)
+    return tuple(found)

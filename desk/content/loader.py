@@ -58,6 +58,7 @@ class Texts(NamedTuple):
     dek: str
     angle: str
     trust_text: str
+    run_id: str  # the writer's run (agent pages show it)
 
 
 class TextSource(Protocol):
@@ -110,6 +111,9 @@ class Summary:
     trust: str
     url: str | None
     related: tuple[tuple[str, str], ...]  # (url, headline) of each related story
+    beat: str  # "" when it has none
+    agent: str  # the writing agent, "" when it names none
+    corrections: tuple[tuple[datetime, str], ...]  # (at, text), newest first
     held_texts: Texts | StoredTexts
     images: tuple[str, ...] = ()  # the url of each image, as written (a path: a local file)
 
@@ -124,14 +128,15 @@ class Summary:
     dek = _TextField()
     angle = _TextField()
     trust_text = _TextField()  # the trust label in words
+    run_id = _TextField()
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Summary) and self._compared() == other._compared()
 
     def _compared(self) -> tuple[Any, ...]:
         return (self.id, self.newsroom, self.newsroom_title, self.edition, self.published_at,
-                self.modified_at, self.trust, self.url, self.related, self.texts,
-                self.images)
+                self.modified_at, self.trust, self.url, self.related, self.beat, self.agent,
+                self.corrections, self.texts, self.images)
 
     def __hash__(self) -> int:
         return hash((self.id, self.published_at, self.newsroom, self.edition))
@@ -139,11 +144,14 @@ class Summary:
     @classmethod
     def of(cls, story: Story) -> Summary:
         """The summary of a validated story."""
+        writer = story.writer
         texts = Texts(story.slug, story.headline, story.dek, story.angle,
-                      story.labels.trust_text)
+                      story.labels.trust_text, writer.run_id if writer else "")
+        corrections = tuple(sorted(((c.at, c.text) for c in story.corrections), reverse=True))
         return cls(story.id, story.newsroom, story.newsroom_title, story.edition,
                    story.published_at, story.modified_at, story.labels.trust, story.url,
-                   tuple((r.url, r.headline) for r in story.related), texts,
+                   tuple((r.url, r.headline) for r in story.related), story.beat,
+                   writer.agent if writer else "", corrections, texts,
                    tuple(image.url for image in story.images))
 
 

@@ -88,6 +88,8 @@ IsoDate = Annotated[date, BeforeValidator(_require_text)]
 HttpUrl = Annotated[str, AfterValidator(check_url)]
 Segment = Annotated[str, AfterValidator(check_segment)]
 Edition = Annotated[str, AfterValidator(check_edition)]
+# A segment that may be left empty (a story with no beat, a writer with no agent).
+MaybeSegment = Annotated[str, AfterValidator(lambda v: check_segment(v) if v else v)]
 
 
 class DeskModel(BaseModel):
@@ -236,7 +238,7 @@ class DecisionCard(DeskModel):
 
 
 class Writer(DeskModel):
-    agent: str = ""
+    agent: MaybeSegment = ""  # the path segment of its agent page
     run_id: str = ""
 
 
@@ -340,7 +342,7 @@ class Story(DeskModel):
     edition: Edition
     url: HttpUrl | None = None
     newsroom: Segment
-    beat: str = ""
+    beat: MaybeSegment = ""  # the path segment of its beat page
     newsroom_title: str = ""
     angle: str = ""
     headline: str

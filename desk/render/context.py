@@ -136,14 +136,17 @@ class RenderContext:
 
     @cached_property
     def touched(self) -> frozenset[tuple[str, str]]:
-        """The newsrooms ("newsroom", key) and editions ("edition", key) of the stories
+        """The newsrooms ("newsroom", key), editions ("edition", key), beats ("beat",
+        "NEWSROOM/BEAT") and agents ("agent", key) of the stories
         whose key changed since the last build (see StoryResults.changed): their list
         pages show something new."""
         by_path = self.catalog.by_path
         found = [by_path[path].summary for path in self.stories.changed or ()
                  if path in by_path]
         return frozenset([*(("newsroom", s.newsroom) for s in found),
-                          *(("edition", s.edition) for s in found)])
+                          *(("edition", s.edition) for s in found),
+                          *(("beat", f"{s.newsroom}/{s.beat}") for s in found if s.beat),
+                          *(("agent", s.agent) for s in found if s.agent)])
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""Feeds, site-wide and per newsroom: RSS 2.0, Atom (RFC 4287) and JSON Feed 1.1.
+"""Feeds, site-wide, per newsroom and per beat: RSS 2.0, Atom (RFC 4287) and JSON Feed 1.1.
 
 Each carries the latest `feed_size` stories with their full HTML (absolute URLs only);
 a story with corrections is dated by its latest correction. An entry's id is a tag URI of
@@ -27,8 +27,8 @@ from desk.render.templates import isotime
 from desk.render.view import StoryView, story_view
 
 JSON_FEED_VERSION = "https://jsonfeed.org/version/1.1"
-# (newsroom or None for the site feed, title, description, member stories)
-Scope = tuple[str | None, str, str, tuple[LoadedStory, ...]]
+# (the folder of the feed's list page, title, description, member stories)
+Scope = tuple[str, str, str, tuple[LoadedStory, ...]]
 
 
 @dataclass(frozen=True)
@@ -65,13 +65,18 @@ class Feed:
 
 
 def feed_scopes(catalog: Catalog, config: Config) -> Iterator[Scope]:
-    """The site feed, then each newsroom's: (newsroom or None, title, description,
-    member stories)."""
-    yield None, config.title, config.description, catalog.published[: config.feed_size]
+    """The site feed, then each newsroom's, then each beat's: (folder, title,
+    description, member stories)."""
+    yield urls.HOME, config.title, config.description, catalog.published[: config.feed_size]
     for group in catalog.newsrooms:
-        yield (group.key, f"{group.title} · {config.title}",
+        yield (urls.newsroom_path(group.key), f"{group.title} · {config.title}",
                f"Stories from the {group.title} newsroom of {config.title}.",
                group.stories[: config.feed_size])
+    for beat in catalog.beats:
+        room = catalog.newsroom(beat.newsroom).title
+        yield (urls.beat_path(beat.newsroom, beat.key), f"{room} › {beat.title} · {config.title}",
+               f"Stories of the {beat.title} beat of the {room} newsroom of {config.title}.",
+               beat.stories[: config.feed_size])
 
 
 def feed_members(catalog: Catalog, config: Config) -> set[str]:
@@ -86,8 +91,8 @@ def feed_units(ctx: RenderContext) -> Units:
     captured while they rendered (or kept by a long-running process).
     """
     for scope in feed_scopes(ctx.catalog, ctx.config):
-        newsroom, title, description, members = scope
-        inputs = (urls.feed_path(urls.FEED_RSS, newsroom), title, description,
+        folder, title, description, members = scope
+        inputs = (urls.feed_in(folder, urls.FEED_RSS), title, description,
                   "" if members else isotime(ctx.now),
                   *ctx.story_keys(members))
         yield Unit(inputs[0], inputs, partial(render_feed, ctx, scope))
@@ -111,26 +116,25 @@ def make_entry(view: StoryView, env: Environment) -> Entry:
 
 def render_feed(ctx: RenderContext, scope: Scope) -> list[Output]:
     """One feed as RSS 2.0, Atom and JSON Feed."""
-    newsroom, title, description, members = scope
+    folder, title, description, members = scope
     config = ctx.config
     chosen = tuple(story_entry(ctx, s) for s in members)
-    home = urls.HOME if newsroom is None else urls.newsroom_path(newsroom)
     feed = Feed(
         title=title,
         description=description,
-        home_url=urls.absolute(config, home),
-        rss_url=urls.absolute(config, urls.feed_path(urls.FEED_RSS, newsroom)),
-        atom_url=urls.absolute(config, urls.feed_path(urls.FEED_ATOM, newsroom)),
-        json_url=urls.absolute(config, urls.feed_path(urls.FEED_JSON, newsroom)),
+        home_url=urls.absolute(config, folder),
+        rss_url=urls.absolute(config, urls.feed_in(folder, urls.FEED_RSS)),
+        atom_url=urls.absolute(config, urls.feed_in(folder, urls.FEED_ATOM)),
+        json_url=urls.absolute(config, urls.feed_in(folder, urls.FEED_JSON)),
         updated=max((e.view.modified_at for e in chosen), default=ctx.now),
         entries=chosen,
         hub_url=config.feed_hub,
     )
     rss = ctx.env.get_template("feed.xml").render(feed=feed, site=config)
     atom = ctx.env.get_template("atom.xml").render(feed=feed, site=config)
-    return [Output(urls.feed_path(urls.FEED_RSS, newsroom), rss.encode("utf-8")),
-            Output(urls.feed_path(urls.FEED_ATOM, newsroom), atom.encode("utf-8")),
-            Output(urls.feed_path(urls.FEED_JSON, newsroom), encode(json_feed(feed, config)))]
+    return [Output(urls.feed_in(folder, urls.FEED_RSS), rss.encode("utf-8")),
+            Output(urls.feed_in(folder, urls.FEED_ATOM), atom.encode("utf-8")),
+            Output(urls.feed_in(folder, urls.FEED_JSON), encode(json_feed(feed, config)))]
 
 
 def json_feed(feed: Feed, config: Config) -> dict[str, Any]:

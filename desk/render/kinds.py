@@ -27,7 +27,8 @@ _SEARCH = urls.PAGEFIND.strip("/") + "/"
 _SEARCH_CHUNKS = ("/fragment/", "/index/", "/filter/")
 _FEED_NAMES = frozenset({urls.FEED_RSS, urls.FEED_ATOM, urls.FEED_JSON})
 _ROOT_FEEDS = frozenset(p.strip("/") for p in (
-    urls.SITEMAP, urls.NEWS_SITEMAP, urls.LLMS, urls.LLMS_FULL, urls.ROBOTS, urls.REUSE_JSON))
+    urls.SITEMAP, urls.NEWS_SITEMAP, urls.LLMS, urls.LLMS_FULL, urls.ROBOTS, urls.REUSE_JSON,
+    urls.PUBLISHER_JSON))
 
 
 def kind_of(path: str) -> Kind:

@@ -49,6 +49,13 @@ def llms_txt(catalog: Catalog, config: Config) -> str:
         f"it comes from. Reuse terms: {urls.absolute(config, urls.REUSE_JSON)}",
         "",
     ]
+    if catalog.pages:  # the newsroom's own pages: who publishes, and how
+        lines += ["## About this site", ""]
+        for page in catalog.pages:
+            link = md_url(urls.absolute(config, page.path + "index.md"))
+            note = f": {md_text(page.description)}" if page.description.strip() else ""
+            lines.append(f"- [{md_text(page.title)}]({link}){note}")
+        lines.append("")
     for group in catalog.newsrooms:
         lines += [f"## {md_text(group.title)}", ""]
         for item in group.stories[:LLMS_STORIES_PER_NEWSROOM]:

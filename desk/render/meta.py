@@ -40,8 +40,24 @@ def script_json(data: Any) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-def news_article(view: StoryView, config: Config) -> str:
-    """schema.org NewsArticle as JSON-LD."""
+Policies = tuple[tuple[str, str], ...]  # (schema.org property, URL of its page)
+
+
+def publisher(config: Config, policies: Policies) -> dict[str, Any]:
+    """The site as a schema.org NewsMediaOrganization, with its policy pages."""
+    return {"@type": "NewsMediaOrganization", "name": config.title,
+            "url": urls.absolute(config, urls.HOME),
+            "logo": {"@type": "ImageObject", "url": urls.absolute(config, FALLBACK_IMAGE)},
+            **dict(policies)}
+
+
+def publisher_document(config: Config, policies: Policies) -> dict[str, Any]:
+    """/.well-known/publisher.json: the publisher and its policies, as JSON-LD."""
+    return {"@context": "https://schema.org", **publisher(config, policies)}
+
+
+def news_article(view: StoryView, config: Config, policies: Policies = ()) -> str:
+    """schema.org NewsArticle as JSON-LD (`policies`: the publisher's policy pages)."""
     story = view.story
     organization = {"@type": "Organization", "name": config.title,
                     "url": urls.absolute(config, urls.HOME)}
@@ -56,9 +72,8 @@ def news_article(view: StoryView, config: Config) -> str:
         "dateModified": isotime(view.modified_at),
         "image": article_images(view, config),
         "inLanguage": config.language,
-        "author": [organization],
-        "publisher": {**organization, "logo": {
-            "@type": "ImageObject", "url": urls.absolute(config, FALLBACK_IMAGE)}},
+        "author": [_agent(view, config) if view.agent else organization],
+        "publisher": publisher(config, policies),
         "articleSection": view.newsroom_title,
         "isPartOf": {"@type": "PublicationIssue", "issueNumber": story.edition,
                      "url": urls.absolute(config, urls.edition_path(story.edition))},
@@ -80,6 +95,13 @@ def news_article(view: StoryView, config: Config) -> str:
         data["correction"] = [{"@type": "CorrectionComment", "text": c.text,
                                "datePublished": isotime(c.at)} for c in view.corrections]
     return script_json(data)
+
+
+def _agent(view: StoryView, config: Config) -> dict[str, Any]:
+    """The writing agent as the article's author (software: schema.org's authors are
+    people or organizations, so it is an organization of that additional type)."""
+    return {"@type": "Organization", "additionalType": "https://schema.org/SoftwareApplication",
+            "name": view.agent, "url": view.agent_url}
 
 
 def open_graph(view: StoryView, config: Config) -> tuple[tuple[str, str], ...]:

@@ -202,6 +202,15 @@ def html_page(ctx: RenderContext, path: str, template: str, meta: PageMeta, data
     return [Output(path, html.encode("utf-8")), Output(path + "index.json", data)]
 
 
+def markdown_page(ctx: RenderContext, path: str, template: str, meta: PageMeta, data: bytes,
+                  **context: Any) -> list[Output]:
+    """A list page in HTML, Markdown (its template's `.md.jinja` twin) and index.json."""
+    html, listed = html_page(ctx, path, template, meta, data, **context)
+    markdown = ctx.env.get_template(template.removesuffix(".html") + ".md.jinja").render(
+        page=meta, site=ctx.site, **context)
+    return [html, Output(path + "index.md", markdown.encode("utf-8")), listed]
+
+
 def shown_page(ctx: RenderContext, path: str, template: str, meta: PageMeta,
                data: dict[str, Any], **context: Any) -> Unit:
     """A list page whose inputs are what it shows: its meta, context and listing."""
@@ -369,13 +378,17 @@ def _newsroom_entries(ctx: RenderContext, group: Group) -> list[tuple[str, datet
 
 
 def _feed_alternates(ctx: RenderContext, group: Group) -> Iterator[Alternate]:
+    return feed_alternates(ctx, urls.newsroom_path(group.key), group.title)
+
+
+def feed_alternates(ctx: RenderContext, folder: str, title: str) -> Iterator[Alternate]:
+    """The three feeds in a list page's folder, as its head links them."""
     for kind, mime, label in (
         (urls.FEED_RSS, "application/rss+xml", "RSS"),
         (urls.FEED_ATOM, "application/atom+xml", "Atom"),
         (urls.FEED_JSON, "application/feed+json", "JSON Feed"),
     ):
-        yield Alternate(mime, href(ctx, urls.feed_path(kind, group.key)),
-                        f"{group.title} ({label})")
+        yield Alternate(mime, href(ctx, urls.feed_in(folder, kind)), f"{title} ({label})")
 
 
 def editions_slices(ctx: RenderContext) -> Iterator[Slice[Group]]:

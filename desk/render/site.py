@@ -11,16 +11,32 @@ from functools import partial
 
 from desk import urls
 from desk.content.digests import digest_all
+from desk.render.content_pages import page_sitemap, page_units, publisher_units
 from desk.render.context import RenderContext, Unit, Units
+from desk.render.corrections import corrections_sitemap, corrections_units
 from desk.render.feeds import feed_units
 from desk.render.images import image_units
 from desk.render.lifecycle import history_units, notice_units, redirect_units
 from desk.render.llms import llms_units
+from desk.render.members import (
+    agent_lists,
+    agents_sitemap,
+    agents_units,
+    beat_lists,
+    member_sitemap,
+    member_units,
+)
 from desk.render.pages import PAGE_KINDS, PageKind
 from desk.render.sitemaps import render_news_sitemap, render_sitemap
 
 REGISTRY: tuple[PageKind, ...] = (
     *PAGE_KINDS,
+    PageKind("beats", partial(member_units, beat_lists), partial(member_sitemap, beat_lists)),
+    PageKind("agents", agents_units, agents_sitemap),
+    PageKind("agent", partial(member_units, agent_lists), partial(member_sitemap, agent_lists)),
+    PageKind("corrections", corrections_units, corrections_sitemap),
+    PageKind("pages", page_units, page_sitemap),
+    PageKind("publisher", publisher_units),
     PageKind("feeds", feed_units),
     PageKind("llms", llms_units),
     PageKind("redirects", redirect_units),

@@ -16,7 +16,7 @@ from desk.render.context import RenderContext
 from desk.render.feeds import Entry, make_entry
 from desk.render.json import story_json
 from desk.render.meta import news_article, open_graph
-from desk.render.templates import Alternate, Crumb, PageMeta
+from desk.render.templates import Alternate, Crumb, PageMeta, SiteContext
 from desk.render.view import StoryView, story_view
 
 
@@ -41,7 +41,7 @@ class RenderedStory:
     entry: Entry | None  # when wanted
 
 
-def story_meta(view: StoryView, config: Config) -> PageMeta:
+def story_meta(view: StoryView, config: Config, site: SiteContext) -> PageMeta:
     """Head values of a story page."""
     story = view.story
     return PageMeta(
@@ -55,11 +55,14 @@ def story_meta(view: StoryView, config: Config) -> PageMeta:
         breadcrumbs=(
             Crumb(config.title, urls.href(config, urls.HOME)),
             Crumb(view.newsroom_title, view.newsroom_href),
-            Crumb(story.edition, view.edition_href),
+            # newsroom › beat, when it has one; else the edition it came out in
+            Crumb(view.beat_title, view.beat_href) if view.beat_title
+            else Crumb(story.edition, view.edition_href),
             Crumb(story.headline, ""),
         ),
+        author=view.agent,
         og=open_graph(view, config),
-        jsonld=news_article(view, config),
+        jsonld=news_article(view, config, site.policies),
         robots="noindex" if view.draft else "",
     )
 
@@ -70,7 +73,7 @@ def render_story(story: Story, raw: dict[str, Any], ctx: RenderContext,
     `draft`: a draft shown in the preview, marked as such; `search_entry`: what names
     this version of it in the search index)."""
     view = story_view(story, ctx.catalog, ctx.config, ctx.prose, draft, search_entry)
-    meta = story_meta(view, ctx.config)
+    meta = story_meta(view, ctx.config, ctx.site)
     html = ctx.env.get_template("story.html").render(view=view, page=meta, site=ctx.site)
     markdown = ctx.env.get_template("story.md.jinja").render(view=view, page=meta,
                                                             site=ctx.site)
@@ -103,5 +106,5 @@ def story_markdown(item: LoadedStory, ctx: RenderContext) -> bytes:
     story, _ = ctx.read(item)
     view = story_view(story, ctx.catalog, ctx.config, ctx.prose, item.draft)
     markdown = ctx.env.get_template("story.md.jinja").render(
-        view=view, page=story_meta(view, ctx.config), site=ctx.site)
+        view=view, page=story_meta(view, ctx.config, ctx.site), site=ctx.site)
     return markdown.encode("utf-8")

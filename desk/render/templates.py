@@ -25,6 +25,7 @@ from markupsafe import Markup, escape
 from desk import urls
 from desk.config import Config
 from desk.content.findings import Finding
+from desk.content.pages import POLICY_KINDS, Page
 from desk.render.plaintext import md_code, md_fence, md_text, md_url
 from desk.render.theme import template_folders, template_loader
 
@@ -142,6 +143,12 @@ class FeedLink:
 
 
 @dataclass(frozen=True)
+class NavLink:
+    title: str
+    href: str
+
+
+@dataclass(frozen=True)
 class SiteContext:
     """Values every page shows: names, navigation, assets, feeds."""
 
@@ -163,13 +170,23 @@ class SiteContext:
     favicon: str
     search_href: str
     feeds: tuple[FeedLink, ...]
+    # The newsroom's own pages that have a `nav` order, in that order (then by path).
+    pages: tuple[NavLink, ...] = ()
+    # The publisher's policies: (schema.org property, absolute URL of its page).
+    policies: tuple[tuple[str, str], ...] = ()
+    publisher_json_href: str = ""
+    corrections_href: str = ""
     preview: bool = False  # a deploy preview: the banner and noindex on every page
 
 
-def site_context(config: Config, assets: dict[str, str]) -> SiteContext:
-    """The shared page values for one build."""
+def site_context(config: Config, assets: dict[str, str],
+                 pages: tuple[Page, ...] = ()) -> SiteContext:
+    """The shared page values for one build (`pages`: the newsroom's own pages)."""
     def href(path: str) -> str:
         return urls.href(config, path)
+
+    listed = sorted((p for p in pages if p.nav is not None), key=lambda p: (p.nav, p.path))
+    by_kind = {p.policy: p.path for p in pages if p.policy is not None}
 
     return SiteContext(
         title=config.title,
@@ -197,6 +214,11 @@ def site_context(config: Config, assets: dict[str, str]) -> SiteContext:
             FeedLink("application/feed+json", href(urls.feed_path(urls.FEED_JSON)),
                      f"{config.title} (JSON Feed)"),
         ),
+        pages=tuple(NavLink(p.title, href(p.path)) for p in listed),
+        policies=tuple((kind, urls.absolute(config, by_kind[kind]))
+                       for kind in POLICY_KINDS if kind in by_kind),
+        publisher_json_href=href(urls.PUBLISHER_JSON),
+        corrections_href=href(urls.CORRECTIONS),
         preview=config.preview,
     )
 
@@ -226,6 +248,7 @@ class PageMeta:
     og: tuple[tuple[str, str], ...] = ()
     jsonld: str = ""
     robots: str = ""  # e.g. "noindex" for a draft or a withdrawal notice
+    author: str = ""  # who wrote the page (a story's writing agent)
 
 
 def template_finding(exc: TemplateError, templates_dir: Path) -> Finding:

@@ -13,7 +13,7 @@ from markupsafe import Markup
 
 from desk import urls
 from desk.config import Config
-from desk.content.catalog import Catalog
+from desk.content.catalog import Catalog, beat_title
 from desk.content.loader import LoadedStory, story_url_path
 from desk.content.media import is_local
 from desk.content.models import Cite, Manifest, Story
@@ -130,6 +130,11 @@ class StoryView:
     entry_id: str  # in feeds, the same wherever the story moves
     draft: bool = False  # shown in the preview only, marked as a draft
     search_entry: str = ""  # this version at this URL in the search index (desk.search.bundles)
+    beat_title: str = ""  # "" when the story has no beat
+    beat_href: str = ""
+    agent: str = ""  # the writing agent, "" when the story names none
+    agent_href: str = ""
+    agent_url: str = ""
 
     @property
     def lead(self) -> Picture | None:
@@ -212,7 +217,22 @@ def story_view(story: Story, catalog: Catalog, config: Config, prose: Prose,
         entry_id=urls.entry_id(config, story.id),
         draft=draft,
         search_entry=search_entry,
+        **_byline(story, config),
     )
+
+
+def _byline(story: Story, config: Config) -> dict[str, str]:
+    """The beat and the writing agent a story page links."""
+    found: dict[str, str] = {}
+    if story.beat:
+        found.update(beat_title=beat_title(story.beat, config), beat_href=urls.href(
+            config, urls.beat_path(story.newsroom, story.beat)))
+    agent = story.writer.agent if story.writer else ""
+    if agent:
+        path = urls.agent_path(agent)
+        found.update(agent=agent, agent_href=urls.href(config, path),
+                     agent_url=urls.absolute(config, path))
+    return found
 
 
 def _steps(story: Story, prose: Prose) -> tuple[Step, ...]:
