@@ -1,4 +1,12 @@
-"""Renderers: each turns models and views into Output values (a site path and bytes)."""
+"""Rendering: the site's files made from the content.
+
+In: the catalog and the stories' models (desk.content), the settings, the templates and
+static files (theme, assets) and the image files stories name (images, pictures). Out:
+Output values, a site path and its bytes each, for the writer (desk.build.writer): a
+story's three files (story), the pages around the stories in the page registry (site:
+lists, feeds, sitemaps, llms.txt, the site's own pages), and what kind each file is
+(kinds). Nothing here writes a file.
+"""
 
 from __future__ import annotations
 
