@@ -185,12 +185,8 @@ def _build(config: Config, clock: Clock, target: Target, cache: BuildCache,
     ledger = Ledger(cache.state.units_of(writer.previous_id), writer)
     try:
         assets = collect_assets(config.static_dir)
-        ctx = render_context(catalog, config, clock, cache.session, assets)
-        # Every page shows the site values (the newsroom's pages in the navigation, the
-        # policies in the JSON-LD): they are part of every key.
-        keys = KeyMaker(site_key(config, (a.path for a in assets), repr(ctx.site)),
-                        cache.session.keys if cache.session is not None else None)
-        ctx = replace(ctx, parsed=parsed, recall=_recall(cache.session, keys.site))
+        ctx, keys = _prepared(render_context(catalog, config, clock, cache.session, assets),
+                              assets, cache.session, parsed)
         plan = Plan(keys, ledger, writer, sorted_out.stand_ins)
         render_site(ctx, plan, assets, cache.session, workers)
         timer.lap("render")
@@ -250,6 +246,16 @@ def _clean_blobs(content: Path) -> Callable[[], Mapping[str, str]]:
         return found[0]
 
     return clean
+
+
+def _prepared(ctx: RenderContext, assets: tuple[Asset, ...], session: Session | None,
+              parsed: dict[str, ParsedStory]) -> tuple[RenderContext, KeyMaker]:
+    """The render context with what this build parsed and recalls, and the unit keys."""
+    # Every page shows the site values (the newsroom's pages in the navigation, the
+    # policies in the JSON-LD): they are part of every key.
+    keys = KeyMaker(site_key(ctx.config, (a.path for a in assets), repr(ctx.site)),
+                    session.keys if session is not None else None)
+    return replace(ctx, parsed=parsed, recall=_recall(session, keys.site)), keys
 
 
 def _recall(session: Session | None, site: str) -> Recall | None:
