@@ -83,12 +83,15 @@ class SiteState:
         """Changes with every build and every server start, so pages know to reload."""
         return f"{self.token_prefix}-{self.epoch}"
 
-    def publish(self, report: BuildReport | None, errors: tuple[Finding, ...]) -> None:
-        """Record a build's outcome and wake every waiting reload channel."""
+    def publish(self, report: BuildReport | None, errors: tuple[Finding, ...],
+                by_file: dict[str, tuple[Finding, ...]] | None = None) -> None:
+        """Record a build's outcome (`by_file`: its warnings by file, when grouped
+        already) and wake every waiting reload channel."""
         with self.changed:
             if report is not None and report.ok:
                 self.has_site = True
-                self.warnings = page_warnings(report)
+                self.warnings = page_warnings(
+                    report, warnings_by_file(report) if by_file is None else by_file)
             self.errors = errors
             self.epoch += 1
             self.changed.notify_all()
@@ -100,14 +103,20 @@ class SiteState:
             return self.token
 
 
-def page_warnings(report: BuildReport) -> dict[str, tuple[Finding, ...]]:
-    """The warnings of the build, by the URL path of the page of the story they are about."""
-    by_file: dict[str, list[Finding]] = {}
+def warnings_by_file(report: BuildReport) -> dict[str, tuple[Finding, ...]]:
+    """The warnings of the build, by the file they are about."""
+    found: dict[str, list[Finding]] = {}
     for finding in report.warnings:
-        by_file.setdefault(finding.path, []).append(finding)
+        found.setdefault(finding.path, []).append(finding)
+    return {path: tuple(findings) for path, findings in found.items()}
+
+
+def page_warnings(report: BuildReport, by_file: dict[str, tuple[Finding, ...]]
+                  ) -> dict[str, tuple[Finding, ...]]:
+    """The warnings `by_file`, by the URL path of the page of the story they are about."""
     if not by_file:
         return {}
-    return {item.url_path: tuple(by_file[item.path])
+    return {item.url_path: by_file[item.path]
             for item in (*report.published, *report.skipped) if item.path in by_file}
 
 
@@ -366,7 +375,10 @@ class DevServer:
         report = build(config, Clock(now, self._future, drafts=True), target, self._cache,
                        jobs)
         errors = report.errors if not report.ok else ()
-        self.state.publish(report, errors)
+        by_file = warnings_by_file(report) if report.ok else {}  # grouped once, for both
+        self.state.publish(report, errors, by_file)
+        if report.ok:
+            self._tell_new_warnings(by_file)
         self._report(reason, report, errors, time.perf_counter() - started)
         if report.ok and not in_place:
             # A new folder: listed once the reload is sent, so the next save (written in
@@ -395,8 +407,6 @@ class DevServer:
         for finding in errors:
             self._echo(finding.format())
         if report is not None and report.ok:
-            self._tell_new_warnings(report.warnings)
-        if report is not None and report.ok:
             count = len(report.published)
             self._echo(f"{reason}: built {count} {'story' if count == 1 else 'stories'}, "
                        f"{len(report.warnings)} warning(s) in {seconds:.2f} s")
@@ -404,12 +414,9 @@ class DevServer:
             self._echo(f"{reason}: build failed with {len(errors)} error(s) in {seconds:.2f} s;"
                        " still serving the last good site")
 
-    def _tell_new_warnings(self, warnings: tuple[Finding, ...]) -> None:
+    def _tell_new_warnings(self, by_file: dict[str, tuple[Finding, ...]]) -> None:
         """Print the warnings of each file whose warnings changed since they were last
         printed (at the start only their count: an archive may hold thousands)."""
-        by_file: dict[str, tuple[Finding, ...]] = {}
-        for finding in warnings:
-            by_file[finding.path] = (*by_file.get(finding.path, ()), finding)
         told, self._told = self._told, by_file
         if told is None:
             return
