@@ -496,6 +496,8 @@ def serve_command(content: Path | None, host: str, port: int, now: datetime | No
         click.echo(f"desk serve: {exc}", err=True)
         sys.exit(1)
     # A closed terminal or a process manager's stop is a stop, as Ctrl-C is.
+    global _SERVING_PID
+    _SERVING_PID = os.getpid()
     for stop_signal in _STOP_SIGNALS:
         signal.signal(stop_signal, _interrupt)
     try:
@@ -520,7 +522,12 @@ _STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP")
                       if hasattr(signal, name))
 
 
+_SERVING_PID = os.getpid()
+
+
 def _interrupt(signum: int, frame: Any) -> None:
+    if os.getpid() != _SERVING_PID:  # a worker forked before it reset its handlers
+        os._exit(128 + signum)
     raise KeyboardInterrupt
 
 
