@@ -56,6 +56,9 @@ class InPlace:
     lock: threading.Lock
     # The files of the live folder, kept up to date by the writer between builds.
     present: set[str] = field(default_factory=set)
+    # Bytes held before they are written out as the build goes (None: all held until
+    # the build succeeds): for a folder no one is served from while it is built.
+    spill: int | None = None
 
 
 Target = FreshStaging | RecycledSpare | ChangesOnly | InPlace
@@ -68,7 +71,7 @@ def open_writer(target: Target, spare: Spare | None, base: str = "") -> SiteWrit
     Raises WriteError or OSError when the output folder cannot be used.
     """
     if isinstance(target, InPlace):
-        return LiveFolder(target.out_dir, target.lock, target.present)
+        return LiveFolder(target.out_dir, target.lock, target.present, target.spill)
     if isinstance(target, ChangesOnly):
         return ChangesStaging(target.out_dir, base)
     if isinstance(target, RecycledSpare):

@@ -663,10 +663,14 @@ class LiveFolder:
     Rendered files are held in memory until `swap_in`, which writes them and deletes the
     files the new build no longer has, all under `lock` (the server holds the same lock
     while it reads a file, so no request sees a half-updated site). Unchanged units cost
-    nothing: their files are already in place. A failed build changes nothing on disk.
+    nothing: their files are already in place. A failed build changes nothing on disk,
+    unless `spill` bytes were held: then they are written out as the build goes (the
+    folder's site id cleared first, so it passes for no saved state until swap_in), for
+    a build no one is served from while it runs (the preview's start).
     """
 
-    def __init__(self, out_dir: Path, lock: threading.Lock, present: set[str]) -> None:
+    def __init__(self, out_dir: Path, lock: threading.Lock, present: set[str],
+                 spill: int | None = None) -> None:
         if not (out_dir / MARKER).is_file():
             raise WriteError(f"{out_dir}: not a desk-made folder")
         self.out_dir = out_dir
@@ -680,6 +684,12 @@ class LiveFolder:
         self._present = present  # the files of the current site (kept up to date here)
         self._pending: dict[str, bytes] = {}
         self._kept: set[str] = set()
+        self._spill = spill
+        self._held = 0  # bytes pending
+        self._spilled: list[str] = []  # files written out before swap_in
+        self._copied: list[str] = []  # static assets (in no unit)
+        if spill is not None:  # written as the build goes, by render workers too
+            (out_dir / MARKER).write_bytes(_MARKER_TEXT)
 
     def write(self, outputs: Iterable[Output]) -> tuple[str, ...]:
         """Hold outputs until the build succeeds; their files, relative to the site."""
@@ -690,7 +700,11 @@ class LiveFolder:
             self._pending[relative] = output.data
             self.files += 1
             self.bytes += len(output.data)
+            self._held += len(output.data)
             written.append(relative)
+        if self._spill is not None and self._held > self._spill:
+            with self._lock:
+                self._spilled += self._write_pending()
         return tuple(written)
 
     def claim(self, relative: str) -> None:
@@ -700,18 +714,28 @@ class LiveFolder:
         self._kept.add(relative)
 
     def adopt(self, files: tuple[str, ...], size: int) -> None:
-        """Not used: the live preview renders in one process."""
-        raise WriteError("render workers cannot write into a live folder")
+        """Note the files a render worker wrote: only while spilling (a folder no one is
+        served from), as a worker writes its files where they go."""
+        if self._spill is None:
+            raise WriteError("render workers cannot write into a live folder")
+        for relative in files:
+            self.claim(relative)
+        self._spilled += files
+        self.files += len(files)
+        self.bytes += size
 
     @property
     def shares_files(self) -> bool:
-        """Never: the live preview keeps no spare and links nothing."""
-        return False
+        """While spilling: a file may be a link to a site thrown away but not yet
+        deleted, so a render worker unlinks each file before writing it."""
+        return self._spill is not None
 
     def loose_files(self, rendered: Callable[[], set[str]]) -> tuple[str, ...]:
-        """Not tracked for the live preview (it keeps no spare, so the files of every
-        unit are not even gathered on a save)."""
-        return ()
+        """The static assets and the files rendered on every build (in no unit): with
+        the units' files, every file of the site, which the next preview's start takes
+        from the saved state instead of walking the folder."""
+        written = {*self._pending, *self._spilled}
+        return tuple(sorted((written - rendered()) | set(self._copied)))
 
     def keep(self, files: tuple[str, ...], unit: str, key: str) -> bool:
         """Keep unchanged files where they are (False if one is missing or claimed)."""
@@ -726,6 +750,7 @@ class LiveFolder:
         relative = urls.relative_file(path)
         data = source.read_bytes()
         target = self.out_dir / relative
+        self._copied.append(relative)
         if relative in self._present and target.is_file() and target.read_bytes() == data:
             self.claim(relative)
             self.files += 1
@@ -742,7 +767,8 @@ class LiveFolder:
     def swap_in(self, site_id: str) -> None:
         """Write the new files and delete the stale ones, under the lock."""
         current = self._kept
-        new = [relative for relative in self._pending if relative not in self._present]
+        new = [relative for relative in (*self._pending, *self._spilled)
+               if relative not in self._present]
         # Every kept file is a present one or a new one, so the stale files (present, not
         # kept) are counted without comparing every file of the site: most saves have none.
         stale_count = len(self._present) - (len(current) - len(new))
@@ -751,14 +777,7 @@ class LiveFolder:
             # A folder half written (a killed preview) must not pass for the site the
             # saved state describes: no site id until every file is in place.
             (self.out_dir / MARKER).write_bytes(_MARKER_TEXT)
-            for relative, data in self._pending.items():
-                target = self.out_dir / relative
-                if relative in self._present and _same_bytes(target, data):
-                    continue  # reading is far cheaper than replacing on this kind of disk
-                target.parent.mkdir(parents=True, exist_ok=True)
-                temporary = target.with_name(f".{target.name}.desk-new")
-                temporary.write_bytes(data)
-                os.replace(temporary, target)
+            self._write_pending()
             for relative in stale:
                 with contextlib.suppress(FileNotFoundError):
                     (self.out_dir / relative).unlink()
@@ -766,6 +785,23 @@ class LiveFolder:
         self._present.difference_update(stale)
         self._present.update(new)
 
+    def _write_pending(self) -> list[str]:
+        """Write the held files whose bytes changed (the caller holds the lock); the
+        files held."""
+        for relative, data in self._pending.items():
+            target = self.out_dir / relative
+            if relative in self._present and _same_bytes(target, data):
+                continue  # reading is far cheaper than replacing on this kind of disk
+            target.parent.mkdir(parents=True, exist_ok=True)
+            temporary = target.with_name(f".{target.name}.desk-new")
+            temporary.write_bytes(data)
+            os.replace(temporary, target)
+        written = list(self._pending)
+        self._pending.clear()
+        self._held = 0
+        return written
+
     def discard(self) -> None:
-        """Forget the held files; the folder was never touched."""
+        """Forget the held files (the folder was never touched, unless files were
+        spilled: then its marker has no site id, so no saved state is taken for it)."""
         self._pending.clear()

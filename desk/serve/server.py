@@ -30,14 +30,17 @@ import watchfiles
 
 from desk.build.cache import BuildCache, Session, remembered_history
 from desk.build.pipeline import BuildReport, build
+from desk.build.state import SavedState
 from desk.build.target import FreshStaging, InPlace, Target
-from desk.build.writer import files_of
+from desk.build.writer import files_of, site_id_of
 from desk.config import Config, ConfigError
 from desk.content.catalog import Clock
 from desk.content.findings import Finding
 from desk.serve.folder import PreviewFolder
 
 EVENTS_PATH = "/__desk/events"
+# Rendered bytes held at most while the preview's start updates its folder in place.
+START_SPILL = 64_000_000
 CONTENT_TYPES = {
     ".html": "text/html; charset=utf-8",
     ".md": "text/markdown; charset=utf-8",
@@ -369,9 +372,8 @@ class DevServer:
             return None
         now = self._now or datetime.now(UTC)
         folder = self.state.folder
-        in_place = content_only and self.state.has_site
-        target: Target = (InPlace(folder, self.state.files, self._session.present)
-                          if in_place else FreshStaging(folder, self._remove_later))
+        target = self._target(content_only)
+        in_place = isinstance(target, InPlace)
         report = build(config, Clock(now, self._future, drafts=True), target, self._cache,
                        jobs)
         errors = report.errors if not report.ok else ()
@@ -385,6 +387,21 @@ class DevServer:
             # place) does not wait for it.
             self._session.present = files_of(folder)
         return report
+
+    def _target(self, content_only: bool) -> Target:
+        """Where a build goes: after a save to stories only, into the served folder where
+        it stands; at the start, there too when the last preview's state describes that
+        folder (only what differs is written, nothing is linked again; the files of the
+        site are taken from the state, not from a walk of the folder); else into a new
+        folder swapped in whole."""
+        folder, state = self.state.folder, self._cache.state
+        if content_only and self.state.has_site:
+            return InPlace(folder, self.state.files, self._session.present)
+        if not self.state.has_site and state.describes(site_id_of(folder)):
+            self._session.present = state_files(state)
+            # Nothing is served before this build succeeds: it may write as it goes.
+            return InPlace(folder, self.state.files, self._session.present, spill=START_SPILL)
+        return FreshStaging(folder, self._remove_later)
 
     def _start_history(self, config: Config) -> tuple[Finding, ...]:
         """Before the first build: start from the URL history the next `desk build` would
@@ -503,6 +520,14 @@ class PreviewHTTPServer(ThreadingHTTPServer):
         if isinstance(sys.exc_info()[1], ConnectionError):  # a broken pipe, a reset
             return
         super().handle_error(request, client_address)
+
+
+def state_files(state: SavedState) -> set[str]:
+    """Every file of the site a saved state describes: its units' and the loose ones."""
+    found = set(state.loose)
+    for record in state.units.values():
+        found.update(record.files)
+    return found
 
 
 def _cache_dir(load: Callable[[str], Config]) -> Path | None:
