@@ -36,6 +36,11 @@ Usage: python bench/bench.py [--sizes 1000,10000] [--quick] [--tools desk,hugo,.
        [--anchors DIR] [--keep DIR] [--edits 5] [--pictures 600] [--results FILE]
 `--anchors` is a folder with bin/hugo, bin/pelican, bin/mkdocs (a virtual environment) and
 node_modules/.bin/eleventy; a tool whose program is missing is left out of the table.
+
+Every build runs with `--now 2030-01-01T00:00:00Z` (NOW), and story n is dated 2025-01-01
++ 23 minutes × n, so that NOW publishes the whole corpus: at 100,000 stories the newest
+(the hourly publish's and the fresh runner's new ones included) is of May 2029. The bench
+refuses a size whose newest story would come after NOW (above about 114,000 stories).
 """
 
 from __future__ import annotations
@@ -64,6 +69,9 @@ REPO = Path(__file__).resolve().parent.parent
 SEED = REPO / "content/stories/2026-11-14/inference-throughput-race-kimi-deepseek.json"
 NEWSROOMS = ("artificial-intelligence", "climate", "markets", "science", "policy")
 START = datetime(2025, 1, 1, tzinfo=UTC)
+# Story n is published at START + n * STORY_GAP; every build publishes as of NOW, which
+# must come after the newest story a run writes (see check_published).
+STORY_GAP = timedelta(minutes=23)
 NOW = "2030-01-01T00:00:00Z"
 PAGE_SIZE = 20
 PHASES = ("cold", "unchanged", "hourly", "one")
@@ -76,7 +84,7 @@ PHASE_TITLES = {"cold": "cold build", "unchanged": "nothing changed",
 def story(n: int, seed: dict[str, Any], edit: int = 0) -> dict[str, Any]:
     """Story n: the seed's size and shape, its own id, slug, newsroom and time."""
     data = copy.deepcopy(seed)
-    when = START + timedelta(minutes=23 * n)
+    when = START + STORY_GAP * n
     for key in ("url", "links"):
         data.pop(key, None)
     data["reuse"].pop("canonical_url", None)
@@ -94,6 +102,40 @@ def story(n: int, seed: dict[str, Any], edit: int = 0) -> dict[str, Any]:
         for paragraph in section["paragraphs"]:
             paragraph["markdown"] += f" Story {n}."
     return data
+
+
+def hourly_new(count: int) -> range:
+    """The new stories of the hourly publish on a corpus of `count`."""
+    return range(count, count + 10)
+
+
+FRESH_HOURS = 3
+
+
+def fresh_new(count: int, workflow: int, hour: int) -> range:
+    """The new stories of one hour on a fresh runner (`workflow`: its number among the
+    workflows timed; `hour` up to FRESH_HOURS, the sweep hour): each hour's its own,
+    close above the corpus, so that every one is published as of NOW."""
+    first = count + 100 * (workflow + 1) + 10 * hour
+    return range(first, first + 10)
+
+
+def check_published(counts: list[int], workflows: int) -> None:
+    """Refuse a run whose newest story (the hourly publish's or a fresh runner hour's new
+    ones, of the largest corpus) would be dated after NOW, so not published: the figures
+    would be of a smaller publish than they say."""
+    if not counts:
+        return
+    count = max(counts)
+    newest = max([hourly_new(count)[-1]]
+                 + [fresh_new(count, w, FRESH_HOURS)[-1] for w in range(workflows)])
+    when = START + STORY_GAP * newest
+    now = datetime.fromisoformat(NOW.replace("Z", "+00:00"))
+    if when >= now:
+        most = (now - START) // STORY_GAP - (newest - count) - 1
+        raise SystemExit(f"{count:,} stories: story {newest:,} would be dated {when:%Y-%m-%d}, "
+                         f"after the builds' --now {NOW}, so not published; at most {most:,} "
+                         "stories fit")
 
 
 def markdown_body(data: dict[str, Any]) -> str:
@@ -677,7 +719,7 @@ def run_size(count: int, seed: dict[str, Any], tools: list[Tool], edits: int,
     results: dict[str, dict[str, tuple[float, float]]] = {t.name: {} for t in tools}
     changes: dict[str, list[dict[str, Any]]] = {
         "cold": [], "unchanged": [],
-        "hourly": [story(n, seed) for n in range(count, count + 10)]
+        "hourly": [story(n, seed) for n in hourly_new(count)]
         + [story(n, seed, edit=1) for n in range(0, count, max(1, count // 10))[:10]],
         "one": [story(count // 2, seed, edit=2)],
     }
@@ -707,7 +749,7 @@ def run_size(count: int, seed: dict[str, Any], tools: list[Tool], edits: int,
 
 
 def fresh_runner(tool: Tool, seed: dict[str, Any], count: int, phases: tuple[str, ...],
-                 rounds: int = 3) -> dict[str, tuple[float, float]]:
+                 rounds: int = FRESH_HOURS) -> dict[str, tuple[float, float]]:
     """The hourly publish on a fresh runner, per workflow (`phases`, of FRESH_PATHS):
     median restore + build seconds over `rounds` hours and their peak memory (all
     processes, Pagefind's included); desk's own peak (PHASE + " desk"); and one worst
@@ -716,17 +758,16 @@ def fresh_runner(tool: Tool, seed: dict[str, Any], count: int, phases: tuple[str
     results: dict[str, tuple[float, float]] = {}
     # As the workflows build: with the search index.
     searched = [arg for arg in tool.command if arg != "--no-search"]
-    for phase in phases:
+    for workflow, phase in enumerate(phases):
         command = searched + (["--changes-only"] if phase == "fresh-s3" else [])
         subprocess.run(searched, check=True, capture_output=True)  # the last run's build
         timings, peaks, own = [], [], []
         for hour in range(rounds + 1):
-            first = count + 100 + 10 * hour + 10_000 * rounds * len(results)
             edited = [story(n, seed, edit=100 + hour)
                       for n in range(hour * 7 + 3, count, max(1, count // 10))[:10]]
             if hour == rounds:
                 edited += [story(n, seed, edit=200 + len(results)) for n in swept(count)]
-            changes = [story(n, seed) for n in range(first, first + 10)] + edited
+            changes = [story(n, seed) for n in fresh_new(count, workflow, hour)] + edited
             seconds, whole, desk = _fresh_hour(tool, FRESH_PATHS[phase], changes, command)
             if hour < rounds:
                 timings.append(seconds)
@@ -837,7 +878,7 @@ def pictures_phase(root: Path, seed: dict[str, Any], count: int) -> list[str]:
             tool.write(pictured(data, content, n) if every and n % every == 0 else data)
         tool.clean()
         cold = tool.build()
-        for n in range(count, count + 10):
+        for n in hourly_new(count):
             data = story(n, seed)
             tool.write(pictured(data, content, n) if every else data)
         hourly = tool.build()
@@ -1015,6 +1056,11 @@ def main() -> None:
     sizes = [200] if args.quick else [] if args.sizes == "none" else [
         int(s) for s in args.sizes.split(",")]
     edits = 3 if args.quick else args.edits
+    fresh = tuple(f"fresh-{name}" for name in args.fresh.split(",")
+                  if f"fresh-{name}" in FRESH_PATHS)
+    pictures = 30 if args.quick and args.pictures else args.pictures
+    check_published(sizes, len(fresh))
+    check_published([pictures], 0)
     seed = json.loads(SEED.read_text(encoding="utf-8"))
     wanted = set(args.tools.split(","))
     report = ["# desk benchmark", "",
@@ -1035,15 +1081,12 @@ def main() -> None:
             tools = available_tools(root, args.anchors.resolve() if args.anchors else None,
                                     wanted)
             versions.update({t.name: t.version for t in tools})
-            fresh = tuple(f"fresh-{name}" for name in args.fresh.split(",")
-                          if f"fresh-{name}" in FRESH_PATHS)
             results = run_size(count, seed, tools, edits, fresh, args.cold_rounds)
         finally:
             if not args.keep:
                 shutil.rmtree(root, ignore_errors=True)
         report += table(count, results, versions) + goals(count, results)
         print("\n".join(table(count, results, versions) + goals(count, results)), flush=True)
-    pictures = 30 if args.quick and args.pictures else args.pictures
     if pictures and "desk" in wanted:
         root = (args.keep / "pictures") if args.keep else Path(
             tempfile.mkdtemp(prefix="desk-bench-"))

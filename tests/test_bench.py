@@ -67,3 +67,12 @@ def test_cold_goal_is_judged_fastest_against_fastest_and_round_by_round() -> Non
     assert "desk ÷ Hugo, cold, round by round: 1.50×, 0.94×, 1.05× (median 1.05×)." in table
     without_desk = "\n".join(bench.table(10_000, {"Hugo": results["Hugo"]}, {"Hugo": "0.168.0"}))
     assert "Hugo 6.00, 17.00, 19.00 s." in without_desk and "round by round" not in without_desk
+
+
+def test_a_run_whose_newest_story_would_not_be_published_is_refused() -> None:
+    sys.path.insert(0, str(REPO / "bench"))
+    import bench  # type: ignore[import-not-found]
+
+    bench.check_published([100_000], 2)  # the newest: May 2029, before NOW
+    with pytest.raises(SystemExit, match="after the builds' --now"):
+        bench.check_published([1000, 120_000], 1)
