@@ -1,6 +1,7 @@
 """`make bench` itself, on a corpus small enough for the test run: the phases run, the
 fresh-runner hours and the sweep hour report their memory, the cold build's rounds count
-the fastest, and the figures hang together.
+the fastest, desk serve's starts and saves are timed in the corpus's own folder, and the
+figures hang together.
 Speed is the benchmark's business, never asserted here."""
 
 from __future__ import annotations
@@ -38,9 +39,16 @@ def test_a_quick_bench_runs_every_desk_phase_and_reports_whole_memory(tmp_path: 
     for _, whole, own in hours:
         # Every process together, Pagefind's included, holds at least desk's own share.
         assert int(whole) >= int(own) > 0
+    for situation in ("nothing known", "after desk build", "after a preview"):
+        assert re.search(rf"desk\s+serve start, {situation}\s+[\d.]+ s to both pages", out)
+    # The preview's folder is the corpus's, never the repository's.
+    assert (tmp_path / "200/desk/cache/preview/site/index.html").is_file()
     written = (tmp_path / "RESULTS.md").read_text(encoding="utf-8")
     assert "The hour of a correction sweep (25 stories edited" in written
     assert re.search(r"desk serve, save → reload < 300 ms \| \d+ ms", written)
+    assert re.search(r"\| preview start ≤ 5 s \([^|]*after a preview\) \| [\d.]+ s \|", written)
+    if Path("/usr/bin/chromium").exists():
+        assert re.search(r"\| save → visible in the browser ≤ 300 ms [^|]* \| \d+ ms \|", written)
     fastest = re.search(r"\| desk [^|]+ \| ([\d.]+) s \|", written)
     assert fastest is not None and float(fastest.group(1)) == min(rounds)
     assert ("Cold builds, the fastest of 2 rounds, the tools taking turns (each round "
@@ -67,3 +75,38 @@ def test_cold_goal_is_judged_fastest_against_fastest_and_round_by_round() -> Non
     assert "desk ÷ Hugo, cold, round by round: 1.50×, 0.94×, 1.05× (median 1.05×)." in table
     without_desk = "\n".join(bench.table(10_000, {"Hugo": results["Hugo"]}, {"Hugo": "0.168.0"}))
     assert "Hugo 6.00, 17.00, 19.00 s." in without_desk and "round by round" not in without_desk
+
+
+def test_issue_34_goals_judge_the_start_after_a_preview_and_the_browser() -> None:
+    sys.path.insert(0, str(REPO / "bench"))
+    import bench  # type: ignore[import-not-found]
+
+    desk = {"start nothing": (40.0, 0.0), "start build": (41.0, 0.0),
+            "start preview": (4.0, 0.0), "start nothing ready": (39.9, 38.0),
+            "start build ready": (40.9, 39.0), "start preview ready": (3.9, 2.0),
+            "serve": (0.2, 0.0), "browser": (0.25, 0.0),
+            "browser 1": (0.3, 0.0), "browser 2": (0.25, 0.0), "browser 3": (0.2, 0.0),
+            "fresh-s3": (3.5, 300.0), "fresh-s3 sweep": (11.0, 600.0), "fresh-s3 desk": (0.0, 290.0)}
+    lines = "\n".join(bench.goals(100_000, {"desk": desk}))
+    assert ("| preview start ≤ 5 s (desk serve run → its front page and a story's page served, "
+            "after a preview) | 4.00 s | met |") in lines
+    assert "nothing known (no preview folder, no build cache or site): beside the goal | 40.00 s | – |" in lines
+    assert ("| save → visible in the browser ≤ 300 ms (the new headline shown in Chromium, "
+            "median) | 250 ms | met |") in lines
+    assert "| hourly publish on a fresh runner (object storage) ≤ 3 s (issue #34) | 3.50 s | not met |" in lines
+    assert "| hourly publish on a fresh runner ≤ 30 s (object storage) | 3.50 s | met |" in lines
+    assert "(issue #34)" not in "\n".join(bench.goals(10_000, {"desk": desk}))
+    # A run without the builds (--phases serve) has desk's lines and no build table.
+    table = "\n".join(bench.table(100_000, {"desk": desk}, {"desk": "0.1.0"}))
+    assert "| tool |" not in table
+    assert "reloading itself: 250 ms (median of 300, 250, 200 ms)." in table
+    assert "after a preview (the folder the last desk serve left, stopped by SIGTERM) 4.00 s (3.90 s, 2.00 s)" in table
+
+
+def test_a_run_whose_newest_story_would_not_be_published_is_refused() -> None:
+    sys.path.insert(0, str(REPO / "bench"))
+    import bench  # type: ignore[import-not-found]
+
+    bench.check_published([100_000], 2)  # the newest: May 2029, before NOW
+    with pytest.raises(SystemExit, match="after the builds' --now"):
+        bench.check_published([1000, 120_000], 1)
