@@ -500,16 +500,13 @@ def serve_command(content: Path | None, host: str, port: int, now: datetime | No
     _SERVING_PID = os.getpid()
     for stop_signal in _STOP_SIGNALS:
         signal.signal(stop_signal, _interrupt)
+    def announce() -> None:  # once pages are served and saves watched
+        click.echo(f"Serving {server.base_url}/ (Ctrl-C to stop)", err=True)
+        if open_browser:
+            webbrowser.open(server.base_url + "/")
+
     try:
-        server.rebuild("start", jobs=default_jobs())  # no threads run yet: forking is safe
-        server.start()
-
-        def announce() -> None:  # once saves are being watched
-            click.echo(f"Serving {server.base_url}/ (Ctrl-C to stop)", err=True)
-            if open_browser:
-                webbrowser.open(server.base_url + "/")
-
-        server.watch(ready=announce)
+        server.run(default_jobs(), announce)
     except KeyboardInterrupt:
         pass
     finally:

@@ -13,7 +13,7 @@ from storygen import REPO, make_corpus, make_story, write_draft, write_story, wr
 
 from desk.build.cache import BuildCache, Session
 from desk.build.inspection import inspect_content
-from desk.build.pipeline import build
+from desk.build.pipeline import BuildReport, build
 from desk.build.target import FreshStaging
 from desk.config import Config, load_config
 from desk.content.catalog import Clock
@@ -33,6 +33,19 @@ def _config(content: Path, tmp_path: Path, base_url: str = "https://hangingconte
 
 def _path(content: Path, n: int) -> Path:
     return next(content.rglob(f"story-number-{n}.json"))
+
+
+def saved(dev: DevServer, what: str, changed: list[Path]
+          ) -> tuple[BuildReport | None, dict[str, bytes]]:
+    """A batch of saves as desk serve handles it (DevServer.saved, step by step): the
+    saved stories' pages placed ahead when they can be, then the build; its report and
+    the bytes of each file placed ahead, by file, as they were served before the build."""
+    content = Path(dev._load(dev.base_url).content_dir)
+    named = content_paths([str(p) for p in changed], content.resolve(), content)
+    dev._session.changed = named[0]
+    dev.place_ahead(named[1])
+    placed = {name: (dev.state.folder / name).read_bytes() for name in dev.state.ahead or ()}
+    return dev.rebuild(what, content_only=True), placed
 
 
 # Each step changes the content and returns the files it changed, as a watcher names them.
@@ -91,13 +104,13 @@ def test_each_kind_of_save_equals_a_build_from_nothing(tmp_path: Path) -> None:
     dev = DevServer(lambda base: _config(content, tmp_path, base), ("127.0.0.1", 0), NOW,
                     False, lambda line: None)
     dev.start()
+    ahead: dict[str, int] = {}  # the saves whose story's pages were placed ahead: files
     try:
         assert dev.rebuild("start") is not None
         for what, step in SAVES:
             changed = step(content)
-            dev._session.changed = content_paths([str(p) for p in changed],
-                                                  content.resolve(), content)
-            report = dev.rebuild(what, content_only=True)
+            report, placed = saved(dev, what, changed)
+            ahead.update({what: len(placed)} if placed else {})
             assert report is not None
             broken = not report.ok
             assert broken == (what == "breaks"), (what, report.errors)
@@ -109,8 +122,13 @@ def test_each_kind_of_save_equals_a_build_from_nothing(tmp_path: Path) -> None:
             assert build(config, Clock(NOW, drafts=True), FreshStaging(fresh),
                          BuildCache(history=history)).ok
             assert tree(dev.state.folder) == tree(fresh), what
+            for name, data in placed.items():  # what was shown before the build, too
+                assert (fresh / name).read_bytes() == data, (what, name)
     finally:
         dev.stop()
+    # Every save here moves, adds, removes or breaks a file (an edit's story is dated
+    # otherwise than the corpus's): none is shown ahead of its build (see the next test).
+    assert ahead == {}, ahead
 
 
 def _in_place(n: int, **changes: object) -> Step:
@@ -157,15 +175,15 @@ def test_each_save_of_a_paged_site_equals_a_build_from_nothing(tmp_path: Path) -
     dev = DevServer(lambda base: _config(content, tmp_path, base, page_size=2, feed_size=3),
                     ("127.0.0.1", 0), now[0], False, lambda line: None)
     dev.start()
+    ahead: dict[str, int] = {}  # the saves whose story's pages were placed ahead: files
     try:
         assert dev.rebuild("start") is not None
         for what, step, later in PAGED_SAVES:
             now[0] += timedelta(minutes=later)
             dev._now = now[0]
             changed = step(content)
-            dev._session.changed = content_paths([str(p) for p in changed],
-                                                  content.resolve(), content)
-            report = dev.rebuild(what, content_only=True)
+            report, placed = saved(dev, what, changed)
+            ahead.update({what: len(placed)} if placed else {})
             assert report is not None
             assert report.ok == (what != "breaks"), (what, report.errors)
             if not report.ok:
@@ -177,8 +195,13 @@ def test_each_save_of_a_paged_site_equals_a_build_from_nothing(tmp_path: Path) -
             assert build(config, Clock(now[0], drafts=True), FreshStaging(fresh),
                          BuildCache(history=history)).ok
             assert tree(dev.state.folder) == tree(fresh), what
+            for name, data in placed.items():  # what was shown before the build, too
+                assert (fresh / name).read_bytes() == data, (what, name)
     finally:
         dev.stop()
+    assert ahead == {what: 3 for what in ("edits a headline", "edits an archived story",
+                                          "edits nothing shown", "changes when modified")
+                     }, ahead
 
 
 def _inspect_both(content: Path, config: Config, session: Session) -> None:

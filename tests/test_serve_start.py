@@ -5,6 +5,7 @@ a corrupt one, a template changed meanwhile, a half-written folder."""
 
 from __future__ import annotations
 
+import shutil
 import socket
 from collections.abc import Callable
 from pathlib import Path
@@ -64,6 +65,7 @@ class Preview:
     def from_nothing(self) -> dict[str, bytes]:
         """What a build from nothing makes of the content, as the preview builds it."""
         reference = self.root / "reference"
+        shutil.rmtree(reference, ignore_errors=True)  # its URL history is no build's
         config = self.config(self.base_url).model_copy(update={"search": False})
         assert build(config, Clock(NOW, drafts=True), FreshStaging(reference), BuildCache()).ok
         return tree(reference)

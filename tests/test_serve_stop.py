@@ -61,7 +61,7 @@ def test_ten_previews_stopped_every_way_leave_one_preview_folder(tmp_path: Path)
         assert (site / "index.html").is_file()
     # What the killed ones left was cleared by the next: one site and its cache.
     kept = {p.name for p in (cache / PREVIEW).iterdir()}
-    assert kept <= {"site", "cache", "trash", ".preview.lock"}, kept
+    assert kept <= {"site", "cache", "trash", ".preview.lock", "resume.json"}, kept
 
 
 def test_a_second_preview_of_a_site_works_in_a_folder_of_its_own(tmp_path: Path) -> None:

@@ -54,7 +54,7 @@ from desk.content.gitblobs import CleanFiles, blob_id, clean_blobs
 from desk.content.history import UrlHistory, read_history_file
 from desk.content.listing import ContentListing
 from desk.content.loader import ContentChanged, LoadedStory
-from desk.render.context import Recall
+from desk.render.context import Recall, RenderContext
 from desk.urls import URL_HISTORY, relative_file
 
 Inspected = tuple[LoadedStory | None, tuple[Finding, ...]]
@@ -79,6 +79,9 @@ class Session:
     recall: Recall = field(default_factory=Recall)
     # The ids of the sites built, made from the units that changed.
     site_ids: SiteIds = field(default_factory=SiteIds)
+    # The render context of the last build that succeeded: a saved story's own pages
+    # are rendered with it ahead of the next build (desk.build.ahead).
+    rendered: RenderContext | None = None
 
 
 @dataclass

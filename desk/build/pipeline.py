@@ -213,6 +213,8 @@ def _build(config: Config, clock: Clock, target: Target, cache: BuildCache,
     cache.state.history = catalog.history
     cache.state.search = indexed.sealed
     cache.save()
+    if cache.session is not None:  # not the parsed stories: a start may have many
+        cache.session.rendered = replace(ctx, parsed={})
     return BuildReport(ok=True, findings=tuple(findings), published=catalog.published,
                        held=catalog.held, files=writer.files, bytes=writer.bytes,
                        timings=timer.timings, out_dir=target.out_dir, reused=ledger.reused,

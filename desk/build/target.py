@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from desk.build.writer import ChangesStaging, LiveFolder, SiteWriter, Spare, Staging
+from desk.build.writer import ChangesStaging, Known, LiveFolder, SiteWriter, Spare, Staging
 
 
 @dataclass(frozen=True)
@@ -59,6 +59,9 @@ class InPlace:
     # Bytes held before they are written out as the build goes (None: all held until
     # the build succeeds): for a folder no one is served from while it is built.
     spill: int | None = None
+    # The folder's site id when its marker was cleared by the caller, and the files the
+    # build changes (see desk.build.writer.Known).
+    known: Known = field(default_factory=Known)
 
 
 Target = FreshStaging | RecycledSpare | ChangesOnly | InPlace
@@ -71,7 +74,8 @@ def open_writer(target: Target, spare: Spare | None, base: str = "") -> SiteWrit
     Raises WriteError or OSError when the output folder cannot be used.
     """
     if isinstance(target, InPlace):
-        return LiveFolder(target.out_dir, target.lock, target.present, target.spill)
+        return LiveFolder(target.out_dir, target.lock, target.present, target.spill,
+                          target.known)
     if isinstance(target, ChangesOnly):
         return ChangesStaging(target.out_dir, base)
     if isinstance(target, RecycledSpare):

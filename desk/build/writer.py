@@ -22,7 +22,7 @@ import uuid
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
 from typing import Any, Protocol
@@ -657,6 +657,40 @@ def _exchange(a: Path, b: Path) -> bool:
     return bool(result == 0)
 
 
+@dataclass
+class Known:
+    """What the caller of a live folder's build knows of the folder, and learns: the id
+    of the site it holds when its marker no longer says (None: the marker's), and the
+    files the build wrote or deleted because their bytes changed (filled in)."""
+
+    site_id: str | None = None
+    replaced: list[str] = field(default_factory=list)
+
+
+def place_ahead(out_dir: Path, lock: threading.Lock, outputs: Iterable[Output]
+                ) -> tuple[str | None, tuple[str, ...]]:
+    """Write a few files into a live folder ahead of the build that follows (desk serve's
+    saved story), under `lock`. The folder's site id is cleared first: it is no longer
+    the site the saved state describes. The id it had (None: none) and the files."""
+    with lock:
+        had = site_id_of(out_dir)
+        (out_dir / MARKER).write_bytes(_MARKER_TEXT)
+        written = []
+        for output in outputs:
+            relative = urls.relative_file(output.path)
+            _put(out_dir / relative, output.data)
+            written.append(relative)
+    return had, tuple(written)
+
+
+def _put(target: Path, data: bytes) -> None:
+    """Replace a file of a served folder at once: a reader sees the old bytes or the new."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    temporary = target.with_name(f".{target.name}.desk-new")
+    temporary.write_bytes(data)
+    os.replace(temporary, target)
+
+
 class LiveFolder:
     """Updates a desk-made folder where it stands: the live-preview writer.
 
@@ -670,12 +704,16 @@ class LiveFolder:
     """
 
     def __init__(self, out_dir: Path, lock: threading.Lock, present: set[str],
-                 spill: int | None = None) -> None:
+                 spill: int | None = None, known: Known | None = None) -> None:
         if not (out_dir / MARKER).is_file():
             raise WriteError(f"{out_dir}: not a desk-made folder")
         self.out_dir = out_dir
         self.path = out_dir
-        self.previous_id = site_id_of(out_dir)
+        known = known or Known()
+        # A folder whose marker its server cleared to place pages ahead of this build
+        # (see place_ahead) is still the site of the id it had, those pages aside.
+        self.previous_id = known.site_id or site_id_of(out_dir)
+        self._replaced = known.replaced  # the files this build changes, told to the caller
         self.files = 0
         self.bytes = 0
         self._lock = lock
@@ -781,6 +819,7 @@ class LiveFolder:
             for relative in stale:
                 with contextlib.suppress(FileNotFoundError):
                     (self.out_dir / relative).unlink()
+            self._replaced += stale
             (self.out_dir / MARKER).write_bytes(_MARKER_TEXT + f"site-id: {site_id}\n".encode())
         self._present.difference_update(stale)
         self._present.update(new)
@@ -792,10 +831,8 @@ class LiveFolder:
             target = self.out_dir / relative
             if relative in self._present and _same_bytes(target, data):
                 continue  # reading is far cheaper than replacing on this kind of disk
-            target.parent.mkdir(parents=True, exist_ok=True)
-            temporary = target.with_name(f".{target.name}.desk-new")
-            temporary.write_bytes(data)
-            os.replace(temporary, target)
+            _put(target, data)
+            self._replaced.append(relative)
         written = list(self._pending)
         self._pending.clear()
         self._held = 0

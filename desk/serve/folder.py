@@ -27,6 +27,7 @@ PREVIEW = "preview"
 TRASH = "trash"
 SITE = "site"
 CACHE = "cache"
+RECORD = "resume.json"  # what the last preview's site was built from (desk.serve.resume)
 _LOCK = ".preview.lock"
 
 
@@ -63,11 +64,12 @@ class PreviewFolder:
 
     def _clear_leftovers(self) -> None:
         """Move what a stopped or dead preview left into the trash, then empty it: all but
-        its site and cache (the build checks that they still belong together)."""
+        its site, its cache and its record (the build checks that the first two still
+        belong together, the record says whether its site is current)."""
         trash = self.path / TRASH
         trash.mkdir(exist_ok=True)
         for entry in self.path.iterdir():
-            if entry.name not in (TRASH, _LOCK, SITE, CACHE):
+            if entry.name not in (TRASH, _LOCK, SITE, CACHE, RECORD):
                 entry.rename(trash / uuid.uuid4().hex)
         self.throw_away_later(None)
 

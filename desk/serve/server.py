@@ -18,7 +18,7 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -28,15 +28,17 @@ from urllib.parse import unquote, urlsplit
 
 import watchfiles
 
+from desk.build.ahead import pages_ahead
 from desk.build.cache import BuildCache, Session, remembered_history
 from desk.build.pipeline import BuildReport, build
 from desk.build.state import SavedState
 from desk.build.target import FreshStaging, InPlace, Target
-from desk.build.writer import files_of, site_id_of
+from desk.build.writer import Known, files_of, place_ahead, site_id_of
 from desk.config import Config, ConfigError
 from desk.content.catalog import Clock
 from desk.content.findings import Finding
 from desk.serve.folder import PreviewFolder
+from desk.serve.resume import Recorder, clock_text
 
 EVENTS_PATH = "/__desk/events"
 # Rendered bytes held at most while the preview's start updates its folder in place.
@@ -80,6 +82,14 @@ class SiteState:
     closing: bool = False
     # Held while a request reads a file and while an in-place rebuild writes files.
     files: threading.Lock = field(default_factory=threading.Lock)
+    # While a build follows pages placed ahead of it (desk.build.ahead): the files placed,
+    # which alone are served before it ends (every other page may be about to change).
+    ahead: frozenset[str] | None = None
+    # While a resumed preview's first build runs (see desk.serve.resume): only HTML pages
+    # and assets are served before it ends (no clock changes them).
+    warming: bool = False
+    # The pages (URL paths) each recent epoch changed (None: any page may have).
+    paths: dict[int, tuple[str, ...] | None] = field(default_factory=dict)
 
     @property
     def token(self) -> str:
@@ -87,23 +97,89 @@ class SiteState:
         return f"{self.token_prefix}-{self.epoch}"
 
     def publish(self, report: BuildReport | None, errors: tuple[Finding, ...],
-                by_file: dict[str, tuple[Finding, ...]] | None = None) -> None:
+                by_file: dict[str, tuple[Finding, ...]] | None = None,
+                pages: tuple[str, ...] | None = None) -> None:
         """Record a build's outcome (`by_file`: its warnings by file, when grouped
-        already) and wake every waiting reload channel."""
+        already; `pages`: the URL paths of the pages it changed, when known) and wake
+        every waiting reload channel and request."""
         with self.changed:
             if report is not None and report.ok:
                 self.has_site = True
-                self.warnings = page_warnings(
+                warnings = page_warnings(
                     report, warnings_by_file(report) if by_file is None else by_file)
+                if pages is not None:  # a page whose panel changes changes too
+                    pages = (*pages, *changed_keys(self.warnings, warnings))
+                self.warnings = warnings
+            if errors or self.errors:
+                pages = None  # the overlay is on every page
             self.errors = errors
-            self.epoch += 1
-            self.changed.notify_all()
+            self.ahead, self.warming = None, False
+            self._advance(pages)
+
+    def resume(self) -> None:
+        """Serve the site the last preview left, as it is, while its first build runs."""
+        with self.changed:
+            self.has_site = self.warming = True
+            self._advance(None)
+
+    def place_ahead(self, files: tuple[str, ...], pages: tuple[str, ...],
+                    warnings: dict[str, tuple[Finding, ...]]) -> None:
+        """Record pages placed ahead of a build (`files`; `pages`, their URL paths, with
+        their files' warnings) until the build publishes."""
+        with self.changed:
+            self.ahead = frozenset(files)
+            self.warnings = {**self.warnings, **warnings}
+            self._advance(pages)
+
+    def _advance(self, pages: tuple[str, ...] | None) -> None:
+        self.epoch += 1
+        self.paths[self.epoch] = pages
+        self.paths.pop(self.epoch - _EPOCHS_KEPT, None)
+        self.changed.notify_all()
 
     def wait_for_change(self, token: str, timeout: float) -> str:
         """Block until the token differs from `token` (or timeout); return the current one."""
         with self.changed:
             self.changed.wait_for(lambda: self.token != token or self.closing, timeout)
             return self.token
+
+    def message(self, since: int, timeout: float) -> tuple[int, str | None]:
+        """The epoch after `since` (waiting up to `timeout` for one), and what the reload
+        channel sends of it: the token, then the pages changed since `since` when known
+        (None: nothing new)."""
+        with self.changed:
+            self.changed.wait_for(lambda: self.epoch != since or self.closing, timeout)
+            epoch = self.epoch
+            if epoch == since:
+                return since, None
+            changed = ([self.paths.get(e) for e in range(since + 1, epoch + 1)]
+                       if since >= 0 else [None])
+            if any(pages is None for pages in changed):
+                return epoch, self.token
+            shown = sorted({page for pages in changed for page in pages or ()})
+            return epoch, " ".join([self.token, *shown] if shown else [self.token, "-"])
+
+    def wait_until_current(self, relative: str, timeout: float) -> None:
+        """Wait for the build that runs before serving a page it may change: any page
+        but those placed ahead of it, or while a resumed preview's first build runs,
+        any page but HTML ones (assets never change in such builds)."""
+        with self.changed:
+            if (self.ahead is None or relative in self.ahead) and not (
+                    self.warming and not relative.endswith(".html")):
+                return
+            self.changed.wait_for(lambda: (self.ahead is None and not self.warming)
+                                  or self.closing, timeout)
+
+
+# Epochs whose changed pages are remembered, for channels a few behind.
+_EPOCHS_KEPT = 16
+# What a build that follows pages placed ahead may change: pages, not assets.
+PAGE_SUFFIXES = frozenset({".html", ".json", ".md", ".xml", ".txt"})
+
+
+def changed_keys(old: dict[str, Any], new: dict[str, Any]) -> tuple[str, ...]:
+    """The keys whose values differ between two mappings (added and removed too)."""
+    return tuple(k for k in {*old, *new} if old.get(k) != new.get(k))
 
 
 def warnings_by_file(report: BuildReport) -> dict[str, tuple[Finding, ...]]:
@@ -159,10 +235,14 @@ def reload_snippet(state: SiteState, page: str = "") -> str:
             '#e5484d"><strong>desk: the last save did not build; showing the last good '
             f"site.</strong><ul>{items}{more}</ul></div>"
         )
+    # A message is the token, then the pages it changed when known ("-": none): a page
+    # not among them only takes the new token.
     parts.append(
         "<script>(function(){var t=" + f'"{state.token}"' + ";"
         f'var s=new EventSource("{EVENTS_PATH}");'
-        "s.onmessage=function(e){if(e.data!==t){s.close();location.reload();}};})();</script>"
+        's.onmessage=function(e){var p=e.data.split(" ");if(p[0]===t)return;'
+        "if(p.length>1&&p.indexOf(location.pathname)<0){t=p[0];return;}"
+        "s.close();location.reload();};})();</script>"
     )
     return "".join(parts)
 
@@ -243,6 +323,8 @@ class Handler(BaseHTTPRequestHandler):
             body = page.read_bytes() if page.is_file() else b"Not found\n"
             self.send(404, CONTENT_TYPES[".html"], inject(body, reload_snippet(state)), head)
             return
+        if found.suffix in PAGE_SUFFIXES:
+            state.wait_until_current(found.relative_to(root).as_posix(), timeout=120)
         try:
             with state.files:
                 body = found.read_bytes()
@@ -277,14 +359,13 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Connection", "close")
         self.end_headers()
         self.close_connection = True
-        token = ""
+        epoch = -1
         try:
             self.wfile.write(b"retry: 300\n\n")
             while not state.closing:
-                current = state.wait_for_change(token, timeout=15)
-                if current != token:
-                    self.wfile.write(f"data: {current}\n\n".encode())
-                    token = current
+                epoch, message = state.message(epoch, timeout=15)
+                if message is not None:
+                    self.wfile.write(f"data: {message}\n\n".encode())
                 else:
                     self.wfile.write(b": keep-alive\n\n")
                 self.wfile.flush()
@@ -329,10 +410,15 @@ class DevServer:
         # What the last preview of the site left (its own cache, beside its site), and
         # the session kept in memory between rebuilds.
         self._session = Session()
-        self._cache = (BuildCache.saved_for(self._folder.cache, self._folder.site)
-                       if self._folder.shared else BuildCache())
-        self._cache.session = self._session
+        self._loaded: BuildCache | None = None  # read when first needed (see _cache)
+        self._recorder = (Recorder(self._folder.path, self._folder.site,
+                                   clock_text(now, future)) if self._folder.shared else None)
+        self._building = False
         self._history_given = False
+        # The site id of the served folder while pages placed ahead cleared its marker.
+        self._known_id: str | None = None
+        # The content folder's real path and its path as configured (see content_paths).
+        self._content: tuple[Path, Path] | None = None
         self._stop = threading.Event()
         self._serving = False  # shutdown() waits for a serve loop: only one that started
         try:
@@ -347,6 +433,63 @@ class DevServer:
         shown = "localhost" if host in ("0.0.0.0", "::") else str(self.host)
         self.base_url = f"http://{shown}:{self.port}"
 
+    @property
+    def _cache(self) -> BuildCache:
+        """What the last preview of the site left (its own cache, beside its site), with
+        the session kept in memory between builds; read when first needed (a resumed
+        preview reads it in the background of the site it serves)."""
+        if self._loaded is None:
+            self._loaded = (BuildCache.saved_for(self._folder.cache, self._folder.site)
+                            if self._folder.shared else BuildCache())
+            self._loaded.session = self._session
+        return self._loaded
+
+    def run(self, jobs: int, ready: Callable[[], None]) -> None:
+        """Start (resumed, or with a build of `jobs` processes), serve, say `ready()`, and
+        build after every batch of saves until stopped. The watcher is in place first:
+        a save during the start is built after it."""
+        changes = self._watching()
+        first = next(changes, set())
+        if self._resume():
+            self.start()
+            ready()
+            self.rebuild("resumed", content_only=True)
+        else:
+            self.rebuild("start", jobs=jobs)
+            self.start()
+            ready()
+        if first:
+            self._batch(first)
+        for batch in changes:
+            if batch:
+                self._batch(batch)
+
+    def _resume(self) -> bool:
+        """Serve the last preview's site at once when its record says it is the one a
+        build would make now (see desk.serve.resume)."""
+        if self._recorder is None:
+            return False
+        try:
+            config = self._config()
+        except ConfigError:
+            return False
+        now = self._now or datetime.now(UTC)
+        if not self._recorder.resumable(config, self._build_state(config), now):
+            return False
+        self.state.resume()
+        return True
+
+    def _config(self) -> Config:
+        """The settings of the preview (raising ConfigError)."""
+        # No search index in the preview: it would cost seconds on every save.
+        return self._load(self.base_url).model_copy(update={"search": False})
+
+    @staticmethod
+    def _build_state(config: Config) -> Path:
+        """Where the state of the site's own build is saved (its URL history is the
+        preview's first)."""
+        return BuildCache.file_for(config.cache_dir, config.output_dir)
+
     def rebuild(self, reason: str, content_only: bool = False,
                 jobs: int = 1) -> BuildReport | None:
         """Run the build once and publish its outcome.
@@ -357,8 +500,7 @@ class DevServer:
         """
         started = time.perf_counter()
         try:
-            # No search index in the preview: it would cost seconds on every save.
-            config = self._load(self.base_url).model_copy(update={"search": False})
+            config = self._config()
         except ConfigError as exc:
             findings = tuple(Finding("pyproject.toml", "", "config", line)
                              for line in str(exc).splitlines())
@@ -370,15 +512,27 @@ class DevServer:
             self.state.publish(None, problems)
             self._report(reason, None, problems, time.perf_counter() - started)
             return None
+        return self._build(config, reason, content_only, jobs, started)
+
+    def _build(self, config: Config, reason: str, content_only: bool, jobs: int,
+               started: float) -> BuildReport:
+        """rebuild() once the settings and the URL history are read."""
         now = self._now or datetime.now(UTC)
         folder = self.state.folder
-        target = self._target(content_only)
+        starting, known = not self.state.has_site, Known(self._known_id)
+        self._building = True  # until it ends: a stop meanwhile leaves no record
+        seen = (self._recorder.before(config, self._build_state(config))
+                if self._recorder is not None else None)
+        target = self._target(content_only, known)
         in_place = isinstance(target, InPlace)
         report = build(config, Clock(now, self._future, drafts=True), target, self._cache,
                        jobs)
         errors = report.errors if not report.ok else ()
         by_file = warnings_by_file(report) if report.ok else {}  # grouped once, for both
-        self.state.publish(report, errors, by_file)
+        if report.ok:
+            self._known_id = None  # the marker has the site's id again
+        self.state.publish(report, errors, by_file,
+                           page_paths(known.replaced) if in_place and not starting else None)
         if report.ok:
             self._tell_new_warnings(by_file)
         self._report(reason, report, errors, time.perf_counter() - started)
@@ -386,9 +540,47 @@ class DevServer:
             # A new folder: listed once the reload is sent, so the next save (written in
             # place) does not wait for it.
             self._session.present = files_of(folder)
+        if self._recorder is not None:
+            self._recorder.built(seen if report.ok else None, report.next_due)
+        self._building = False
         return report
 
-    def _target(self, content_only: bool) -> Target:
+    def saved(self, reason: str, changed: list[str] | None) -> BuildReport | None:
+        """Build after a batch of saves (`changed`: the files, as the watcher names them,
+        when all are content files; else None): the saved stories' own pages first, when
+        they can be rendered ahead, then the build."""
+        self._content = self._content or self._content_folder()
+        named = (content_paths(changed, *self._content)
+                 if changed is not None and self._content is not None else None)
+        # After a save to content only, the other story files need no look.
+        self._session.changed = None if named is None else named[0]
+        if named is not None:
+            self.place_ahead(named[1])
+        return self.rebuild(reason, named is not None)
+
+    def _content_folder(self) -> tuple[Path, Path] | None:
+        """The content folder's real path and its path as configured (None: the settings
+        cannot be read now)."""
+        try:
+            shown_as = self._load(self.base_url).content_dir
+        except ConfigError:
+            return None
+        return shown_as.resolve(), shown_as
+
+    def place_ahead(self, changed: list[str]) -> None:
+        """Show the saved stories' own pages before the build that follows (`changed`:
+        the files, as the content walk names them), when they can be rendered ahead."""
+        if not self.state.has_site or self.state.errors:
+            return
+        ahead = pages_ahead(changed, self._session.rendered)
+        if ahead is None:
+            return
+        had, files = place_ahead(self.state.folder, self.state.files, ahead.outputs)
+        if had is not None:
+            self._known_id = had
+        self.state.place_ahead(files, ahead.pages, ahead.warnings)
+
+    def _target(self, content_only: bool, known: Known) -> Target:
         """Where a build goes: after a save to stories only, into the served folder where
         it stands; at the start, there too when the last preview's state describes that
         folder (only what differs is written, nothing is linked again; the files of the
@@ -396,11 +588,14 @@ class DevServer:
         folder swapped in whole."""
         folder, state = self.state.folder, self._cache.state
         if content_only and self.state.has_site:
-            return InPlace(folder, self.state.files, self._session.present)
+            if not self._session.present:  # a resumed preview's first build
+                self._session.present = (state_files(state) if state.describes(
+                    site_id_of(folder)) else files_of(folder))
+            return InPlace(folder, self.state.files, self._session.present, known=known)
         if not self.state.has_site and state.describes(site_id_of(folder)):
             self._session.present = state_files(state)
             # Nothing is served before this build succeeds: it may write as it goes.
-            return InPlace(folder, self.state.files, self._session.present, spill=START_SPILL)
+            return InPlace(folder, self.state.files, self._session.present, START_SPILL)
         return FreshStaging(folder, self._remove_later)
 
     def _start_history(self, config: Config) -> tuple[Finding, ...]:
@@ -452,38 +647,38 @@ class DevServer:
 
     def watch(self, ready: Callable[[], None] | None = None) -> None:
         """Rebuild on every batch of changes until stopped; `ready()` once watching."""
+        for changes in self._watching():
+            if ready is not None:
+                ready()
+                ready = None
+            if changes:
+                self._batch(changes)
+
+    def _watching(self) -> Iterator[set[tuple[Any, str]]]:
+        """The batches of changes to what a build reads, until stopped; an empty one on
+        each timeout (the first says the watcher is in place)."""
         try:
             paths = self.watch_paths()
         except ConfigError:
             paths = [self._project_file] if self._project_file else []
+        self._content = self._content_folder()
+        return watchfiles.watch(*paths, debounce=400, step=30, stop_event=self._stop,
+                                raise_interrupt=False, rust_timeout=100,
+                                yield_on_timeout=True)
+
+    def _batch(self, changes: set[tuple[Any, str]]) -> None:
+        """Build after one batch of changes; nothing an editor saves stops the server."""
+        content = self._content[0] if self._content is not None else None
+        names = sorted({_shorten(path) for _, path in changes})
+        reason = "changed " + ", ".join(names[:3]) + (" …" if len(names) > 3 else "")
+        content_only = content is not None and all(
+            Path(path).resolve().is_relative_to(content) for _, path in changes)
         try:
-            shown_as: Path | None = self._load(self.base_url).content_dir
-        except ConfigError:
-            shown_as = None
-        content = shown_as.resolve() if shown_as is not None else None
-        # Timeouts yield empty batches: the first one says the watcher is in place.
-        for changes in watchfiles.watch(*paths, debounce=400, step=30, stop_event=self._stop,
-                                        raise_interrupt=False, rust_timeout=500,
-                                        yield_on_timeout=True):
-            if ready is not None:
-                ready()
-                ready = None
-            if not changes:
-                continue
-            names = sorted({_shorten(path) for _, path in changes})
-            reason = "changed " + ", ".join(names[:3]) + (" …" if len(names) > 3 else "")
-            content_only = content is not None and all(
-                Path(path).resolve().is_relative_to(content) for _, path in changes)
-            # After a save to stories only, the other story files need no look.
-            self._session.changed = (
-                content_paths([path for _, path in changes], content, shown_as)
-                if content_only and content is not None and shown_as is not None else None)
-            try:
-                self.rebuild(reason, content_only)
-            except Exception as exc:  # noqa: BLE001 - nothing an editor saves may stop the server
-                finding = Finding("desk", "", "internal", f"build crashed: {exc!r}")
-                self.state.publish(None, (finding,))
-                self._echo(finding.format())
+            self.saved(reason, [path for _, path in changes] if content_only else None)
+        except Exception as exc:  # noqa: BLE001 - nothing an editor saves may stop the server
+            finding = Finding("desk", "", "internal", f"build crashed: {exc!r}")
+            self.state.publish(None, (finding,))
+            self._echo(finding.format())
 
     def start(self) -> threading.Thread:
         """Serve in a background thread (the watcher runs in the caller's)."""
@@ -502,8 +697,13 @@ class DevServer:
         if self._serving:
             self.httpd.shutdown()
         self.httpd.server_close()
-        # The folder stays for the next preview of the site, which clears it: stopping
-        # is as quick at 100,000 stories as at ten.
+        # The folder stays for the next preview of the site, which clears it (or serves
+        # its site at once, by the record left here): stopping is as quick at 100,000
+        # stories as at ten.
+        if self._recorder is not None and self._loaded is not None and not self._building:
+            inspected = self._loaded.state.inspected
+            self._recorder.leave({path: record.stat for path, record in inspected.items()},
+                                 site_id_of(self.state.folder))
         self._folder.close()
 
 
@@ -538,15 +738,28 @@ def _cache_dir(load: Callable[[str], Config]) -> Path | None:
         return None
 
 
-def content_paths(changed: list[str], content: Path, shown_as: Path) -> set[str]:
-    """The changed files as the content walk names them (below `shown_as`, the content
-    folder as configured, whose real path is `content`), and as the watcher did."""
-    named = set(changed)
+def content_paths(changed: list[str], content: Path, shown_as: Path
+                  ) -> tuple[set[str], list[str]]:
+    """The changed files as the watcher named them and as the content walk does (below
+    `shown_as`, the content folder as configured, whose real path is `content`); and
+    apart, as the content walk does."""
+    walked = []
     for path in changed:
         real = Path(path).resolve()
         if real.is_relative_to(content):
-            named.add(str(shown_as / real.relative_to(content)))
-    return named
+            walked.append(str(shown_as / real.relative_to(content)))
+    return {*changed, *walked}, sorted(set(walked))
+
+
+def page_paths(files: list[str]) -> tuple[str, ...]:
+    """The URL paths of the pages of some files of the site (a folder's index.html: the
+    folder's path)."""
+    found = set()
+    for name in files:
+        folder, _, base = name.rpartition("/")
+        found.add(f"/{folder}/" if base == "index.html" and folder else
+                  "/" if name == "index.html" else f"/{name}")
+    return tuple(sorted(found))
 
 
 def _shorten(path: str) -> str:

@@ -1,0 +1,98 @@
+"""A saved story's own pages ahead of the build: what desk serve shows moments after a
+save, while the build that follows brings the pages around the story up to date.
+
+Enters: the story files a save changed and the render context of the last build (kept by
+the session). Leaves: each story's three files, rendered by the renderer the build uses
+(desk.render.story) with that context, or nothing when the save changed what the
+story's page takes from the other stories (its place, its newsroom's title, its related
+links, its images), made a file invalid, or touched more than a few files: then the build
+alone runs. The build that follows renders the same bytes (it is the judge: a file it
+renders otherwise is replaced and its page reloaded).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from desk.build.inspection import inspect_file
+from desk.content.findings import Finding
+from desk.content.loader import LoadedStory, ParsedStory, Summary
+from desk.render import Output
+from desk.render.context import RenderContext
+from desk.render.story import Wanted, render_story_unit
+
+# More files than this in one save (a checkout, a script): the build alone.
+AHEAD_MAX = 8
+_NOTHING = Wanted(frozenset(), frozenset())
+
+
+@dataclass(frozen=True)
+class Ahead:
+    """The saved stories' files, their pages' URL paths and each page's warnings."""
+
+    outputs: tuple[Output, ...]
+    pages: tuple[str, ...]
+    warnings: dict[str, tuple[Finding, ...]]
+
+
+def pages_ahead(paths: Collection[str], ctx: RenderContext | None) -> Ahead | None:
+    """The files of the saved stories' own pages (`paths`: the changed files, as the
+    content walk names them), or None when they cannot be rendered ahead of the build
+    (see the module's docstring). A file gone that was no story (an editor's temporary
+    file) is no reason not to."""
+    if ctx is None or not paths or len(paths) > AHEAD_MAX:
+        return None
+    outputs: list[Output] = []
+    warnings: dict[str, tuple[Finding, ...]] = {}
+    for path in sorted(paths):
+        if not Path(path).is_file():
+            if story_of(ctx, path) is not None:
+                return None  # a story deleted: lists change, its page goes
+            continue
+        found = _rendered(path, ctx)
+        if found is None:
+            return None
+        files, url_path, findings = found
+        outputs += files
+        warnings[url_path] = findings
+    if not outputs:
+        return None
+    return Ahead(tuple(outputs), tuple(warnings), warnings)
+
+
+def _rendered(path: str, ctx: RenderContext
+              ) -> tuple[list[Output], str, tuple[Finding, ...]] | None:
+    """One saved story's files, its page's URL path and its file's warnings (None: not
+    to be rendered ahead)."""
+    if Path(path).suffix != ".json":
+        return None
+    parsed: dict[str, ParsedStory] = {}
+    item, findings = inspect_file(path, ctx.config, parsed)
+    if item is None or any(f.is_error for f in findings):
+        return None
+    old = ctx.catalog.by_path.get(item.url_path)
+    if old is None or old.path != path or not same_place(old.summary, item.summary):
+        return None
+    try:
+        files, _ = render_story_unit(replace(item, draft=old.draft), "",
+                                     replace(ctx, parsed=parsed), _NOTHING)
+    except Exception:  # noqa: BLE001 - whatever it is, the build reports it
+        return None
+    return files, item.url_path, findings
+
+
+def same_place(old: Summary, new: Summary) -> bool:
+    """Whether a story's page takes the same things from the other stories after the
+    save as before: its id, its place in the lists (time, newsroom, edition), its
+    newsroom's title, its related links and its images (see story_page_inputs)."""
+    return ((old.id, old.newsroom, old.newsroom_title, old.edition, old.published_at,
+             old.url, old.related, old.images)
+            == (new.id, new.newsroom, new.newsroom_title, new.edition, new.published_at,
+                new.url, new.related, new.images))
+
+
+def story_of(ctx: RenderContext, path: str) -> LoadedStory | None:
+    """The published story of a file in the last build, if any."""
+    return next((s for s in ctx.catalog.published if s.path == path), None)
