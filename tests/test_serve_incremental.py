@@ -4,6 +4,9 @@ checks across stories kept up to date find what a full check finds."""
 
 from __future__ import annotations
 
+import re
+import shutil
+import threading
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -314,3 +317,84 @@ def test_site_ids_made_again_from_the_changed_units_equal_site_id() -> None:
             else:
                 units[unit] = UnitRecord(rng.choice("abc"), ())
         assert ids.site_id(dict(units)) == site_id((u, r.key) for u, r in units.items())
+
+
+def test_saves_in_quick_succession_are_shown_ahead_and_end_as_a_build_from_nothing(
+        tmp_path: Path) -> None:
+    """Saves that come while the last one's build runs: each story's page is shown ahead
+    of its build, no build puts back an older version of a page placed ahead (the reload
+    channel never tells a page to show an older headline), and once the builds are done
+    the site is what a build from nothing makes."""
+    from test_serve import events
+
+    content = tmp_path / "content"
+    make_corpus(content, 300)  # builds long enough for saves to come while they run
+    lines: list[str] = []
+    dev = DevServer(lambda base: _config(content, tmp_path, base), ("127.0.0.1", 0), NOW,
+                    False, lines.append)
+    assert dev.rebuild("start") is not None
+    dev.start()
+    watching = threading.Event()
+    watcher = threading.Thread(target=dev.watch, args=(watching.set,), daemon=True)
+    watcher.start()
+    try:
+        assert watching.wait(60)
+        channel = events(dev)
+        next(channel)
+        page = dev.state.folder / "stories/2026-11-10/story-number-3/index.html"
+        shown = []
+        for n in range(6):  # each saved once the last is shown: while its build runs
+            write_story(content, {**make_story(3, **_placed(3)), "headline": f"Version {n}"})
+            while not shown or shown[-1] != n:
+                message = next(channel)
+                shown.append(_version(page.read_bytes()))
+        fresh = tmp_path / "fresh"
+        while True:
+            message = next(channel)
+            shown.append(_version(page.read_bytes()))
+            if dev.state.ahead is not None:
+                continue
+            shutil.rmtree(fresh, ignore_errors=True)
+            assert build(_config(content, tmp_path, dev.base_url), Clock(NOW, drafts=True),
+                         FreshStaging(fresh), BuildCache()).ok
+            if tree(dev.state.folder) == tree(fresh):
+                break
+        assert shown == sorted(shown), (shown, message)  # never an older version again
+    finally:
+        dev.stop()
+
+
+def _placed(n: int) -> dict[str, object]:
+    return {"newsroom": ("artificial-intelligence", "climate", "markets")[n % 3],
+            "published_at": datetime(2026, 11, 10, 6, 0, tzinfo=UTC) + timedelta(minutes=17 * n)}
+
+
+def _version(page: bytes) -> int:
+    found = re.search(rb"Version (\d)", page)
+    return int(found.group(1)) if found else -1
+
+
+def test_a_page_placed_ahead_while_a_build_runs_is_left_as_it_is(tmp_path: Path) -> None:
+    """The build that was running when a newer save's page was placed ahead rendered the
+    older version: it leaves the page as it is, and its state forgets the page's unit so
+    the next build renders it (LiveFolder, place_ahead, SavedState.forget_units)."""
+    from desk.build.state import SavedState, UnitRecord
+    from desk.build.writer import MARKER, Known, LiveFolder, place_ahead
+    from desk.render import Output
+
+    folder = tmp_path / "site"
+    folder.mkdir()
+    (folder / MARKER).write_text("desk\nsite-id: before\n", encoding="utf-8")
+    (folder / "a.html").write_bytes(b"the last build's")
+    lock, known = threading.Lock(), Known()
+    writer = LiveFolder(folder, lock, {"a.html"}, known=known)
+    writer.write([Output("/a.html", b"an older save's"), Output("/b.html", b"new")])
+    had, files = place_ahead(folder, lock, [Output("/a.html", b"the newest save's")], known)
+    assert (had, files) == ("before", ("a.html",))
+    writer.swap_in("after")
+    assert (folder / "a.html").read_bytes() == b"the newest save's"
+    assert (folder / "b.html").read_bytes() == b"new" and "a.html" not in known.replaced
+    state = SavedState(site_id="after", units={
+        "/a/": UnitRecord.of("/a/", "k", ("a.html",)), "/b/": UnitRecord.of("/b/", "k", ("b.html",))})
+    state.forget_units({"/a/"})
+    assert list(state.units) == ["/b/"]

@@ -124,10 +124,11 @@ def test_any_change_while_no_preview_ran_builds_first(tmp_path: Path) -> None:
 def test_a_save_right_after_a_resumed_start_is_built(tmp_path: Path) -> None:
     preview = make_preview(tmp_path)
     started(preview)
-    with serving(preview) as (_, lines):
+    with serving(preview) as (dev, lines):
         write_story(preview.content, {**preview.stories[5], "headline": "Saved at the start"})
         lines.wait_for("resumed:")
         lines.wait_for("changed ")
+        assert dev.settled()
     built = tree(preview.site)
     assert built == preview.from_nothing()
     assert b"Saved at the start" in built["index.html"]

@@ -34,7 +34,7 @@ import secrets
 import shutil
 import sqlite3
 import sys
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -229,6 +229,11 @@ class SavedState:
         the inspections and the URL history."""
         self.site_id, self.units, self.loose, self.spare = "", {}, (), None
         self.search = {}
+
+    def forget_units(self, unit_ids: Collection[str]) -> None:
+        """Forget some units of the live site (their files are not what was recorded):
+        the next build renders them."""
+        self.units = {k: v for k, v in self.units.items() if k not in unit_ids}
 
     def advance(self, live_id: str | None, units: dict[str, UnitRecord],
                 loose: tuple[str, ...], site_id: str) -> None:
@@ -528,9 +533,11 @@ def _write_meta(db: sqlite3.Connection, state: SavedState, generation: str) -> N
 
 
 def _connect(path: Path, readonly: bool) -> sqlite3.Connection:
-    """A connection in autocommit mode (transactions are begun explicitly)."""
+    """A connection in autocommit mode (transactions are begun explicitly), for any
+    thread: desk serve reads the texts kept in the state from the thread that builds
+    and from the one that renders a saved story ahead (sqlite serialises them)."""
     uri = f"{path.resolve().as_uri()}?mode={'ro' if readonly else 'rwc'}"
-    return sqlite3.connect(uri, uri=True, isolation_level=None)
+    return sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
 
 
 def search_copies(state_file: Path) -> Path:

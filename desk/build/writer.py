@@ -665,13 +665,17 @@ class Known:
 
     site_id: str | None = None
     replaced: list[str] = field(default_factory=list)
+    # Files placed ahead of the build while it ran (see place_ahead): newer than what it
+    # renders, so it leaves them as they are.
+    skip: set[str] = field(default_factory=set)
 
 
-def place_ahead(out_dir: Path, lock: threading.Lock, outputs: Iterable[Output]
-                ) -> tuple[str | None, tuple[str, ...]]:
+def place_ahead(out_dir: Path, lock: threading.Lock, outputs: Iterable[Output],
+                running: Known | None = None) -> tuple[str | None, tuple[str, ...]]:
     """Write a few files into a live folder ahead of the build that follows (desk serve's
     saved story), under `lock`. The folder's site id is cleared first: it is no longer
-    the site the saved state describes. The id it had (None: none) and the files."""
+    the site the saved state describes. A build `running` meanwhile is told to leave the
+    files as they are. The id the folder had (None: none) and the files."""
     with lock:
         had = site_id_of(out_dir)
         (out_dir / MARKER).write_bytes(_MARKER_TEXT)
@@ -680,6 +684,8 @@ def place_ahead(out_dir: Path, lock: threading.Lock, outputs: Iterable[Output]
             relative = urls.relative_file(output.path)
             _put(out_dir / relative, output.data)
             written.append(relative)
+        if running is not None:
+            running.skip.update(written)
     return had, tuple(written)
 
 
@@ -714,6 +720,7 @@ class LiveFolder:
         # (see place_ahead) is still the site of the id it had, those pages aside.
         self.previous_id = known.site_id or site_id_of(out_dir)
         self._replaced = known.replaced  # the files this build changes, told to the caller
+        self._skip = known.skip  # placed ahead while it runs: left as they are
         self.files = 0
         self.bytes = 0
         self._lock = lock
@@ -817,6 +824,8 @@ class LiveFolder:
             (self.out_dir / MARKER).write_bytes(_MARKER_TEXT)
             self._write_pending()
             for relative in stale:
+                if relative in self._skip:
+                    continue
                 with contextlib.suppress(FileNotFoundError):
                     (self.out_dir / relative).unlink()
             self._replaced += stale
@@ -827,9 +836,10 @@ class LiveFolder:
     def _write_pending(self) -> list[str]:
         """Write the held files whose bytes changed (the caller holds the lock); the
         files held."""
+        skip = self._skip
         for relative, data in self._pending.items():
             target = self.out_dir / relative
-            if relative in self._present and _same_bytes(target, data):
+            if relative in skip or (relative in self._present and _same_bytes(target, data)):
                 continue  # reading is far cheaper than replacing on this kind of disk
             _put(target, data)
             self._replaced.append(relative)

@@ -414,6 +414,11 @@ class DevServer:
         self._recorder = (Recorder(self._folder.path, self._folder.site,
                                    clock_text(now, future)) if self._folder.shared else None)
         self._building = False
+        # The build that runs, while it runs (pages placed ahead meanwhile are left as they
+        # are), and the units of those pages.
+        self._running: Known | None = None
+        self._ahead_units: set[str] = set()
+        self._builds = Builds(self._build_asked)
         self._history_given = False
         # The site id of the served folder while pages placed ahead cleared its marker.
         self._known_id: str | None = None
@@ -521,12 +526,16 @@ class DevServer:
         folder = self.state.folder
         starting, known = not self.state.has_site, Known(self._known_id)
         self._building = True  # until it ends: a stop meanwhile leaves no record
+        self._running, self._ahead_units = known, set()
         seen = (self._recorder.before(config, self._build_state(config))
                 if self._recorder is not None else None)
         target = self._target(content_only, known)
         in_place = isinstance(target, InPlace)
         report = build(config, Clock(now, self._future, drafts=True), target, self._cache,
                        jobs)
+        self._running = None
+        if self._ahead_units:  # their pages are newer than what the state says of them
+            self._cache.state.forget_units(self._ahead_units)
         errors = report.errors if not report.ok else ()
         by_file = warnings_by_file(report) if report.ok else {}  # grouped once, for both
         if report.ok:
@@ -575,7 +584,10 @@ class DevServer:
         ahead = pages_ahead(changed, self._session.rendered)
         if ahead is None:
             return
-        had, files = place_ahead(self.state.folder, self.state.files, ahead.outputs)
+        running = self._running
+        if running is not None:  # the build that runs must not take them for its own
+            self._ahead_units.update(ahead.pages)
+        had, files = place_ahead(self.state.folder, self.state.files, ahead.outputs, running)
         if had is not None:
             self._known_id = had
         self.state.place_ahead(files, ahead.pages, ahead.warnings)
@@ -673,12 +685,30 @@ class DevServer:
         reason = "changed " + ", ".join(names[:3]) + (" …" if len(names) > 3 else "")
         content_only = content is not None and all(
             Path(path).resolve().is_relative_to(content) for _, path in changes)
+        named = (content_paths([path for _, path in changes], *self._content)
+                 if content_only and self._content is not None else None)
+        if named is not None:
+            self._safely(self.place_ahead, named[1])  # even while the last save builds
+        self._builds.ask(reason, None if named is None else named[0])
+
+    def _build_asked(self, reason: str, changed: set[str] | None) -> None:
+        """The build the saves since the last one asked for (`changed`: the content files
+        they changed; None: more than content)."""
+        self._session.changed = changed
+        self._safely(self.rebuild, reason, changed is not None)
+
+    def _safely(self, step: Callable[..., object], *args: Any) -> None:
+        """Run a step of a save; nothing an editor saves may stop the server."""
         try:
-            self.saved(reason, [path for _, path in changes] if content_only else None)
-        except Exception as exc:  # noqa: BLE001 - nothing an editor saves may stop the server
+            step(*args)
+        except Exception as exc:  # noqa: BLE001
             finding = Finding("desk", "", "internal", f"build crashed: {exc!r}")
             self.state.publish(None, (finding,))
             self._echo(finding.format())
+
+    def settled(self, timeout: float = 600) -> bool:
+        """Wait until the builds the saves so far asked for have run."""
+        return self._builds.settled(timeout)
 
     def start(self) -> threading.Thread:
         """Serve in a background thread (the watcher runs in the caller's)."""
@@ -691,6 +721,7 @@ class DevServer:
     def stop(self) -> None:
         """Stop watching and serving; remove the private folder."""
         self._stop.set()
+        self._builds.close()
         with self.state.changed:
             self.state.closing = True
             self.state.changed.notify_all()
@@ -705,6 +736,62 @@ class DevServer:
             self._recorder.leave({path: record.stat for path, record in inspected.items()},
                                  site_id_of(self.state.folder))
         self._folder.close()
+
+
+class Builds:
+    """The builds saves ask for, run one after another in a thread of their own: a save
+    is shown ahead of its build (see DevServer.place_ahead) even while the last save's
+    build runs, and the saves made meanwhile are built together next."""
+
+    def __init__(self, run: Callable[[str, set[str] | None], None]) -> None:
+        self._run = run
+        self._asked = threading.Condition()
+        self._reasons: list[str] = []
+        self._changed: set[str] | None = set()  # None: more than content files
+        self._closing = False
+        self._running = False
+        self._thread: threading.Thread | None = None
+
+    def ask(self, reason: str, changed: set[str] | None) -> None:
+        """Ask for a build after a batch of saves (`changed`: the content files; None:
+        more than content)."""
+        with self._asked:
+            self._reasons.append(reason)
+            self._changed = (None if changed is None or self._changed is None
+                             else self._changed | changed)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._loop, daemon=True,
+                                                name="desk-builds")
+                self._thread.start()
+            self._asked.notify_all()
+
+    def _loop(self) -> None:
+        while True:
+            with self._asked:
+                self._asked.wait_for(lambda: bool(self._reasons) or self._closing)
+                if self._closing:
+                    return
+                reasons, changed = self._reasons, self._changed
+                self._reasons, self._changed, self._running = [], set(), True
+            try:
+                self._run(reasons[0] if len(reasons) == 1 else
+                          f"{reasons[-1]} (and {len(reasons) - 1} saves before)", changed)
+            finally:
+                with self._asked:
+                    self._running = False
+                    self._asked.notify_all()
+
+    def settled(self, timeout: float) -> bool:
+        """Wait until every build asked for has run (False: not within `timeout`)."""
+        with self._asked:
+            return self._asked.wait_for(lambda: not (self._reasons or self._running),
+                                        timeout)
+
+    def close(self) -> None:
+        """Run no more builds (one that runs is left to end, or to die with the process)."""
+        with self._asked:
+            self._closing = True
+            self._asked.notify_all()
 
 
 class ServeError(Exception):
