@@ -824,12 +824,16 @@ def set_aside(root: Path) -> Iterator[None]:
         shutil.rmtree(aside, ignore_errors=True)
 
 
-def serve_starts(tool: Tool, preview: Preview) -> dict[str, tuple[float, float]]:
-    """desk serve's start, in three situations in this order: nothing known; after a
-    desk build (no preview folder); after that preview. {KEY: (seconds to the pages, 0),
-    KEY + " ready": (seconds to the Serving line, its build's seconds)}, KEY of STARTS."""
+def serve_starts(tool: Tool, preview: Preview, starts: tuple[str, ...] = tuple(STARTS)
+                 ) -> dict[str, tuple[float, float]]:
+    """desk serve's start, in three situations in this order (`starts`, of STARTS):
+    nothing known; after a desk build (no preview folder); after that preview (alone, it
+    follows an untimed start). {KEY: (seconds to the pages, 0), KEY + " ready": (seconds
+    to the Serving line, its build's seconds)}, KEY of STARTS."""
     results: dict[str, tuple[float, float]] = {}
-    for key in ("start nothing", "start build", "start preview"):
+    if starts == ("start preview",):
+        start_up(preview)  # not timed: the preview the timed one starts after
+    for key in starts:
         if key != "start preview":
             shutil.rmtree(preview.folder, ignore_errors=True)
         if key == "start build":  # not timed: the build the preview may start from
@@ -946,13 +950,14 @@ def shown(page: Any, headline: str) -> int:
 
 
 def serve_phase(tool: Tool, seed: dict[str, Any], count: int, edits: int,
-                port: int) -> dict[str, tuple[float, float]]:
+                port: int, starts: tuple[str, ...] = tuple(STARTS)
+                ) -> dict[str, tuple[float, float]]:
     """desk serve on the corpus: its start in three situations, then (`edits` saves each)
     a save to the reload event, and a save to the new headline shown in Chromium.
     {"serve": (median, 0), "serve N": (save N, 0)}, the same for "browser"."""
     preview = Preview(tool.root, seed, count, port)
     preview_settings(tool.root)
-    results = serve_starts(tool, preview)
+    results = serve_starts(tool, preview, starts)
     if not edits:
         return results
     for key, title, measure in (
@@ -1046,6 +1051,7 @@ class Plan:
     cold_rounds: int = 1
     port: int = 0
     reuse: bool = False
+    starts: tuple[str, ...] = tuple(STARTS)  # desk serve's starts to time
 
 
 # What --phases chooses from: every tool's builds, desk's fresh-runner hours, desk serve,
@@ -1073,7 +1079,8 @@ def run_size(count: int, tools: list[Tool], plan: Plan
     if "fresh" in plan.phases and plan.fresh:
         results["desk"].update(fresh_runner(desk, seed, count, plan.fresh))
     if "serve" in plan.phases:
-        results["desk"].update(serve_phase(desk, seed, count, plan.edits, plan.port))
+        results["desk"].update(serve_phase(desk, seed, count, plan.edits, plan.port,
+                                           plan.starts))
     return results
 
 
@@ -1468,6 +1475,9 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--phases", default=",".join(RUN_PHASES),
                         help="what to measure, comma-separated, of: " + ", ".join(RUN_PHASES))
     parser.add_argument("--edits", type=int, default=5, help="serve edits to time")
+    parser.add_argument("--starts", default="nothing,build,preview",
+                        help="desk serve's starts to time, of nothing, build, preview (in "
+                             "that order; preview alone follows an untimed start)")
     parser.add_argument("--tools", default="desk,hugo,eleventy,pelican,mkdocs")
     parser.add_argument("--anchors", type=Path, help="where the other tools are installed")
     parser.add_argument("--keep", type=Path, help="work in this folder and keep it")
@@ -1506,7 +1516,7 @@ def plan_of(args: argparse.Namespace) -> Plan:
                   if f"fresh-{name}" in FRESH_PATHS)
     return Plan(json.loads(SEED.read_text(encoding="utf-8")), phases,
                 3 if args.quick else args.edits, fresh, args.cold_rounds, free_port(),
-                args.reuse)
+                args.reuse, tuple(f"start {name}" for name in args.starts.split(",")))
 
 
 def free_port() -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import http.client
 import json
 import os
+import re
 import socket
 import threading
 from collections.abc import Iterator
@@ -339,3 +340,17 @@ def test_a_storys_warnings_show_on_its_page_only_and_once_in_the_terminal(
     assert server.rebuild("changed story 2", content_only=True) is not None
     _, _, fixed = raw_get(server, page)
     assert b'id="desk-findings"' not in fixed
+
+
+def test_content_hashed_files_are_cached_and_pages_never(server: DevServer) -> None:
+    """A reload fetches the page again, not its stylesheet and scripts (their names
+    change with their bytes)."""
+    _, _, page = raw_get(server, STORY)
+    found = re.search(rb'href="(/static/site\.[0-9a-f]{10}\.css)"', page)
+    assert found is not None
+    status, headers, _ = raw_get(server, found.group(1).decode())
+    assert status == 200 and headers["cache-control"] == "max-age=31536000, immutable"
+    _, headers, _ = raw_get(server, STORY)
+    assert headers["cache-control"] == "no-store"
+    _, headers, _ = raw_get(server, "/static/favicon.svg")
+    assert headers["cache-control"] == "no-store"  # its name stays when it changes

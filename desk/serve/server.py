@@ -37,10 +37,12 @@ from desk.build.writer import Known, files_of, place_ahead, site_id_of
 from desk.config import Config, ConfigError
 from desk.content.catalog import Clock
 from desk.content.findings import Finding
+from desk.render.kinds import kind_of
 from desk.serve.folder import PreviewFolder
 from desk.serve.resume import Recorder, clock_text
 
 EVENTS_PATH = "/__desk/events"
+IMMUTABLE = "max-age=31536000, immutable"
 # Rendered bytes held at most while the preview's start updates its folder in place.
 START_SPILL = 64_000_000
 CONTENT_TYPES = {
@@ -340,13 +342,17 @@ class Handler(BaseHTTPRequestHandler):
             found.suffix, "application/octet-stream")
         if found.suffix == ".html":
             body = inject(body, reload_snippet(state, page_of(self.path)))
-        self.send(200, kind, body, head)
+        # A content-hashed file never changes under its name: a reload need not fetch the
+        # page's stylesheet and scripts again.
+        kept = kind_of(found.relative_to(root).as_posix()) == "asset"
+        self.send(200, kind, body, head, IMMUTABLE if kept else "no-store")
 
-    def send(self, status: int, kind: str, body: bytes, head: bool) -> None:
+    def send(self, status: int, kind: str, body: bytes, head: bool,
+             cache: str = "no-store") -> None:
         self.send_response(status)
         self.send_header("Content-Type", kind)
         self.send_header("Content-Length", str(len(body)))
-        self.send_header("Cache-Control", "no-store")
+        self.send_header("Cache-Control", cache)
         self.end_headers()
         if not head:
             self.wfile.write(body)
