@@ -31,6 +31,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import threading
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -79,9 +80,23 @@ class Session:
     recall: Recall = field(default_factory=Recall)
     # The ids of the sites built, made from the units that changed.
     site_ids: SiteIds = field(default_factory=SiteIds)
-    # The render context of the last build that succeeded: a saved story's own pages
-    # are rendered with it ahead of the next build (desk.build.ahead).
+    # The render context of the last build to have made its catalog: a saved story's own
+    # pages are rendered with it ahead of the next build (desk.build.ahead), even while
+    # that build still renders (its readers wait in rendered_within).
     rendered: RenderContext | None = None
+    _told: threading.Condition = field(default_factory=threading.Condition, repr=False)
+
+    def tell_rendered(self, ctx: RenderContext) -> None:
+        """Keep a build's render context, as soon as its catalog is made."""
+        with self._told:
+            self.rendered = ctx
+            self._told.notify_all()
+
+    def rendered_within(self, timeout: float) -> RenderContext | None:
+        """The render context kept, waiting up to `timeout` for a build to make one."""
+        with self._told:
+            self._told.wait_for(lambda: self.rendered is not None, timeout)
+            return self.rendered
 
 
 @dataclass

@@ -187,6 +187,8 @@ def _build(config: Config, clock: Clock, target: Target, cache: BuildCache,
         assets = collect_assets(config.static_dir)
         ctx, keys = _prepared(render_context(catalog, config, clock, cache.session, assets),
                               assets, cache.session, parsed)
+        if cache.session is not None:  # not the parsed stories: a start may have many
+            cache.session.tell_rendered(replace(ctx, parsed={}))
         plan = Plan(keys, ledger, writer, sorted_out.stand_ins)
         render_site(ctx, plan, assets, cache.session, workers)
         timer.lap("render")
@@ -213,8 +215,6 @@ def _build(config: Config, clock: Clock, target: Target, cache: BuildCache,
     cache.state.history = catalog.history
     cache.state.search = indexed.sealed
     cache.save()
-    if cache.session is not None:  # not the parsed stories: a start may have many
-        cache.session.rendered = replace(ctx, parsed={})
     return BuildReport(ok=True, findings=tuple(findings), published=catalog.published,
                        held=catalog.held, files=writer.files, bytes=writer.bytes,
                        timings=timer.timings, out_dir=target.out_dir, reused=ledger.reused,

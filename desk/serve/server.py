@@ -43,6 +43,9 @@ from desk.serve.resume import Recorder, clock_text
 
 EVENTS_PATH = "/__desk/events"
 IMMUTABLE = "max-age=31536000, immutable"
+# How long a save waits for a render context to be shown ahead with, while the build
+# that makes one runs (a resumed preview's first).
+AHEAD_WAIT = 60
 # Rendered bytes held at most while the preview's start updates its folder in place.
 START_SPILL = 64_000_000
 CONTENT_TYPES = {
@@ -100,10 +103,11 @@ class SiteState:
 
     def publish(self, report: BuildReport | None, errors: tuple[Finding, ...],
                 by_file: dict[str, tuple[Finding, ...]] | None = None,
-                pages: tuple[str, ...] | None = None) -> None:
+                pages: tuple[str, ...] | None = None, keep_ahead: bool = False) -> None:
         """Record a build's outcome (`by_file`: its warnings by file, when grouped
-        already; `pages`: the URL paths of the pages it changed, when known) and wake
-        every waiting reload channel and request."""
+        already; `pages`: the URL paths of the pages it changed, when known;
+        `keep_ahead`: pages were placed ahead while it ran, so they still wait for the
+        next) and wake every waiting reload channel and request."""
         with self.changed:
             if report is not None and report.ok:
                 self.has_site = True
@@ -115,7 +119,9 @@ class SiteState:
             if errors or self.errors:
                 pages = None  # the overlay is on every page
             self.errors = errors
-            self.ahead, self.warming = None, False
+            self.warming = False
+            if not keep_ahead:
+                self.ahead = None
             self._advance(pages)
 
     def resume(self) -> None:
@@ -424,6 +430,7 @@ class DevServer:
         # are), and the units of those pages.
         self._running: Known | None = None
         self._ahead_units: set[str] = set()
+        self._ahead_count = 0  # pages placed ahead so far
         self._builds = Builds(self._build_asked)
         self._history_given = False
         # The site id of the served folder while pages placed ahead cleared its marker.
@@ -464,7 +471,9 @@ class DevServer:
         if self._resume():
             self.start()
             ready()
-            self.rebuild("resumed", content_only=True)
+            # Its first build runs beside the saves: they are shown ahead once it has made
+            # its catalog.
+            self._builds.ask("resumed", None)
         else:
             self.rebuild("start", jobs=jobs)
             self.start()
@@ -533,6 +542,7 @@ class DevServer:
         starting, known = not self.state.has_site, Known(self._known_id)
         self._building = True  # until it ends: a stop meanwhile leaves no record
         self._running, self._ahead_units = known, set()
+        ahead_before = self._ahead_count
         seen = (self._recorder.before(config, self._build_state(config))
                 if self._recorder is not None else None)
         target = self._target(content_only, known)
@@ -546,8 +556,10 @@ class DevServer:
         by_file = warnings_by_file(report) if report.ok else {}  # grouped once, for both
         if report.ok:
             self._known_id = None  # the marker has the site's id again
+        # Pages placed ahead while this build ran are newer than it: they wait for the next.
         self.state.publish(report, errors, by_file,
-                           page_paths(known.replaced) if in_place and not starting else None)
+                           page_paths(known.replaced) if in_place and not starting else None,
+                           keep_ahead=self._ahead_count != ahead_before)
         if report.ok:
             self._tell_new_warnings(by_file)
         self._report(reason, report, errors, time.perf_counter() - started)
@@ -587,10 +599,13 @@ class DevServer:
         the files, as the content walk names them), when they can be rendered ahead."""
         if not self.state.has_site or self.state.errors:
             return
-        ahead = pages_ahead(changed, self._session.rendered)
+        # A resumed preview's first build makes one within seconds of its start.
+        ahead = pages_ahead(changed, self._session.rendered_within(
+            AHEAD_WAIT if self.state.warming else 0))
         if ahead is None:
             return
         running = self._running
+        self._ahead_count += 1
         if running is not None:  # the build that runs must not take them for its own
             self._ahead_units.update(ahead.pages)
         had, files = place_ahead(self.state.folder, self.state.files, ahead.outputs, running)
@@ -695,13 +710,13 @@ class DevServer:
                  if content_only and self._content is not None else None)
         if named is not None:
             self._safely(self.place_ahead, named[1])  # even while the last save builds
-        self._builds.ask(reason, None if named is None else named[0])
+        self._builds.ask(reason, None if named is None else named[0], named is not None)
 
-    def _build_asked(self, reason: str, changed: set[str] | None) -> None:
+    def _build_asked(self, reason: str, changed: set[str] | None, content_only: bool) -> None:
         """The build the saves since the last one asked for (`changed`: the content files
-        they changed; None: more than content)."""
+        they changed, None when not known; `content_only`: whether only content did)."""
         self._session.changed = changed
-        self._safely(self.rebuild, reason, changed is not None)
+        self._safely(self.rebuild, reason, content_only)
 
     def _safely(self, step: Callable[..., object], *args: Any) -> None:
         """Run a step of a save; nothing an editor saves may stop the server."""
@@ -749,22 +764,24 @@ class Builds:
     is shown ahead of its build (see DevServer.place_ahead) even while the last save's
     build runs, and the saves made meanwhile are built together next."""
 
-    def __init__(self, run: Callable[[str, set[str] | None], None]) -> None:
+    def __init__(self, run: Callable[[str, set[str] | None, bool], None]) -> None:
         self._run = run
         self._asked = threading.Condition()
         self._reasons: list[str] = []
-        self._changed: set[str] | None = set()  # None: more than content files
+        self._changed: set[str] | None = set()  # None: not known
+        self._content_only = True
         self._closing = False
         self._running = False
         self._thread: threading.Thread | None = None
 
-    def ask(self, reason: str, changed: set[str] | None) -> None:
-        """Ask for a build after a batch of saves (`changed`: the content files; None:
-        more than content)."""
+    def ask(self, reason: str, changed: set[str] | None, content_only: bool = True) -> None:
+        """Ask for a build after a batch of saves (`changed`: the content files, None
+        when not known; `content_only`: False when more than content changed)."""
         with self._asked:
             self._reasons.append(reason)
             self._changed = (None if changed is None or self._changed is None
                              else self._changed | changed)
+            self._content_only = self._content_only and content_only
             if self._thread is None:
                 self._thread = threading.Thread(target=self._loop, daemon=True,
                                                 name="desk-builds")
@@ -777,11 +794,14 @@ class Builds:
                 self._asked.wait_for(lambda: bool(self._reasons) or self._closing)
                 if self._closing:
                     return
-                reasons, changed = self._reasons, self._changed
+                reasons, changed, content_only = (self._reasons, self._changed,
+                                                  self._content_only)
                 self._reasons, self._changed, self._running = [], set(), True
+                self._content_only = True
             try:
                 self._run(reasons[0] if len(reasons) == 1 else
-                          f"{reasons[-1]} (and {len(reasons) - 1} saves before)", changed)
+                          f"{reasons[-1]} (and {len(reasons) - 1} saves before)", changed,
+                          content_only)
             finally:
                 with self._asked:
                     self._running = False
