@@ -852,6 +852,13 @@ def serve_starts(tool: Tool, preview: Preview, starts: tuple[str, ...] = tuple(S
     return results
 
 
+def tells(message: str, page: str) -> bool:
+    """Whether a reload event tells the page at `page` to reload: its data is a token,
+    then the pages that changed when known ("-": none)."""
+    pages = message.split(" ")[1:]
+    return not pages or page in pages
+
+
 def serve_latency(preview: Preview, edits: int) -> list[float]:
     """Seconds from a story file saved to the reload event, for several edits."""
     timings = []
@@ -877,9 +884,11 @@ def serve_latency(preview: Preview, edits: int) -> list[float]:
                 data = next_edit(preview, (edit * 7919) % preview.count)
                 saved = time.perf_counter()
                 write(data)
+                # The event that tells the story's page to reload: one naming no pages
+                # (every page reloads) or naming it; not the end of an earlier save's build.
                 new = next_token()
-                while new == token:
-                    new = next_token()
+                while new == token or not tells(new, story_page(data)):
+                    token, new = new, next_token()
                 timings.append(time.perf_counter() - saved)
                 token = new
         finally:

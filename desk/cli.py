@@ -500,6 +500,9 @@ def serve_command(content: Path | None, host: str, port: int, now: datetime | No
     _SERVING_PID = os.getpid()
     for stop_signal in _STOP_SIGNALS:
         signal.signal(stop_signal, _interrupt)
+    # The threads that answer the browser take the interpreter from a save's build sooner
+    # (every millisecond instead of every five): a page asked for mid-build loads faster.
+    sys.setswitchinterval(SERVE_SWITCH_INTERVAL)
     def announce() -> None:  # once pages are served and saves watched
         click.echo(f"Serving {server.base_url}/ (Ctrl-C to stop)", err=True)
         if open_browser:
@@ -514,6 +517,7 @@ def serve_command(content: Path | None, host: str, port: int, now: datetime | No
     click.echo("Stopped.", err=True)
 
 
+SERVE_SWITCH_INTERVAL = 0.001
 # Signals that stop desk serve as Ctrl-C does (SIGHUP: where the system has it).
 _STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP")
                       if hasattr(signal, name))

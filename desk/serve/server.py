@@ -135,7 +135,7 @@ class SiteState:
         """Record pages placed ahead of a build (`files`; `pages`, their URL paths, with
         their files' warnings) until the build publishes."""
         with self.changed:
-            self.ahead = frozenset(files)
+            self.ahead = (self.ahead or frozenset()) | frozenset(files)
             self.warnings = {**self.warnings, **warnings}
             self._advance(pages)
 
