@@ -4,12 +4,18 @@ A hypothesis state machine edits, adds and removes stories, edits a related stor
 headline, a template, a static file and the config, moves the clock past held stories
 and changes desk's code fingerprint; it adds, replaces and removes a story's picture (a
 file of content/media/, or the bytes of that file alone); it adds drafts and promotes them, moves stories
-(a new slug, another day) and withdraws stories or takes a withdrawal back. After each
-step it builds four ways: as `desk build` does (saved cache, recycled spare), as `desk
-serve` does (in-process cache, in place after content changes, drafts shown), and from
-nothing (no cache, the URL history its own last site carries), once without drafts and
-once with them; each incremental build must equal its build from nothing.
-`make fuzz` (DESK_MACHINE_EXAMPLES) runs it longer.
+(a new slug, another day) and withdraws stories or takes a withdrawal back. Its preview
+(desk serve's DevServer, on one port and preview folder for the whole run) is stopped and
+started again, killed, given another site's cache or site or a corrupt cache, and saved
+to while it starts. After each step it builds as `desk build` does (saved cache, recycled
+spare) and the preview builds as desk serve does after a save (the saved stories' pages
+placed ahead, then in place after content changes, into a new folder after others), or
+starts (served at once from the last preview's site when its record says so, else built
+first). Each must equal a build from nothing, with no cache: for `desk build`, without
+drafts and from the URL history its own last site carries; for the preview, with drafts,
+its base URL and the history desk build gave its start; so must each page placed ahead
+of a build. A fixed walk takes every path of the preview in each `make test` too;
+`make fuzz` (DESK_MACHINE_EXAMPLES) runs the machine longer.
 """
 
 from __future__ import annotations
@@ -17,8 +23,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import tempfile
-import threading
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -30,11 +36,15 @@ from picturegen import REMOTE, photo
 from storygen import REPO, make_story, write_draft, write_story, write_withdrawal
 
 from desk.build import keys
-from desk.build.cache import BuildCache, Session
-from desk.build.pipeline import build
-from desk.build.target import FreshStaging, InPlace, RecycledSpare
+from desk.build.cache import BuildCache, remembered_history
+from desk.build.pipeline import BuildReport, build
+from desk.build.target import FreshStaging, RecycledSpare
 from desk.config import Config, load_config
 from desk.content.catalog import Clock
+from desk.serve import resume
+from desk.serve.folder import CACHE, PREVIEW, SITE
+from desk.serve.resume import clock_text
+from desk.serve.server import DevServer
 
 FUZZ = int(os.environ.get("DESK_MACHINE_EXAMPLES", "0"))
 START = datetime(2026, 11, 10, 6, tzinfo=UTC)
@@ -53,8 +63,40 @@ def story_time(n: int) -> datetime:
     return START + timedelta(minutes=50 * n) + (timedelta(days=1) if n >= 9 else timedelta())
 
 
+class Preview(DevServer):
+    """desk serve's preview as it runs, which notes the files a save placed ahead of its
+    build as they were then (the build that follows may replace them)."""
+
+    placed: dict[str, bytes] | None = None
+
+    def place_ahead(self, changed: list[str]) -> None:
+        super().place_ahead(changed)
+        self.placed = {name: (self.state.folder / name).read_bytes()
+                       for name in self.state.ahead or ()}
+
+
+# The content folder's files and folders, each with its stat (None for a folder: a watcher
+# names a folder when it appears or goes, not when its files change).
+Snapshot = dict[str, tuple[int, int, int] | None]
+
+
+def snapshot(content: Path) -> Snapshot:
+    """What a save changes, as a watcher sees it: each file's stat, each folder."""
+    found: Snapshot = {}
+    for path in content.rglob("*"):
+        stat = path.stat()
+        found[str(path)] = (None if path.is_dir() else
+                            (stat.st_mtime_ns, stat.st_size, stat.st_ino))
+    return found
+
+
+def changed_paths(before: Snapshot, after: Snapshot) -> list[str]:
+    """The paths a watcher names between two snapshots: added, removed or changed."""
+    return sorted(p for p in {*before, *after} if before.get(p, 0) != after.get(p, 0))
+
+
 class IncrementalBuilds(RuleBasedStateMachine):
-    """Changes to a small site, each followed by three builds that must agree."""
+    """Changes to a small site, each followed by builds that must agree."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -69,11 +111,21 @@ class IncrementalBuilds(RuleBasedStateMachine):
             "static_dir": self.static, "cache_dir": self.root / "cache", "page_size": 3,
             "feed_size": 4}
         self.now = START + timedelta(hours=8)
-        self.session = Session()
-        self.serve_cache = BuildCache(session=self.session)
-        self.serve_lock = threading.Lock()
-        self.content_only = False
-        self.served = False
+        # The preview's port, the same for the whole run: its base URL is in every page's
+        # key, so a preview started again may reuse what the last one left.
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            self.port = probe.getsockname()[1]
+        self.preview: Preview | None = None
+        self.stopped_for = 0  # steps the preview stays stopped for
+        self.resumable = False  # stopped cleanly, and nothing it builds from changed since
+        self.whole = False  # a change beyond the content since the preview last built
+        self.seen: Snapshot = {}  # the content as the preview last built it
+        self.start_save: tuple[int, str] | None = None  # a save while the preview starts
+        self.lines: list[str] = []  # what the previews printed
+        self.starts: list[bool] = []  # whether each start served the last site at once
+        self.placed_files = 0  # files placed ahead of a build, checked
+        self.code_changes = 0
         self.original_fingerprint = keys.code_fingerprint
         self.known: set[str] = set()  # story ids in the URL history (ever published)
         self.pictured: dict[int, list[dict[str, object]]] = {}  # the images of story n
@@ -100,7 +152,6 @@ class IncrementalBuilds(RuleBasedStateMachine):
             write_draft(self.content, data, f"story-number-{n}.json")
         else:
             write_story(self.content, data, f"story-number-{n}.json")
-        self.content_only = True
 
     @rule(n=NUMBERS, headline=WORDS)
     def edit_story(self, n: int, headline: str) -> None:
@@ -112,7 +163,6 @@ class IncrementalBuilds(RuleBasedStateMachine):
             old.unlink()
         if str(10_000 + n) not in self.known:  # else withdrawing it would be an error
             (self.content / "withdrawn" / f"w{n}.json").unlink(missing_ok=True)
-        self.content_only = True
 
     @rule(n=NUMBERS, version=st.integers(min_value=1, max_value=2),
           days=st.integers(min_value=0, max_value=1))
@@ -142,12 +192,10 @@ class IncrementalBuilds(RuleBasedStateMachine):
         lines += [f"nav: {nav}"] if nav is not None else []
         lines += [f"policy: {policy}"] if policy else []
         path.write_text("---\n" + "\n".join(lines) + f"\n---\n{body}\n", encoding="utf-8")
-        self.content_only = True
 
     @rule(name=PAGES)
     def remove_page(self, name: str) -> None:
         (self.content / "pages" / name).unlink(missing_ok=True)
-        self.content_only = True
 
     @rule(n=DRAFTS, headline=WORDS)
     def add_draft(self, n: int, headline: str) -> None:
@@ -159,19 +207,16 @@ class IncrementalBuilds(RuleBasedStateMachine):
             stories = self.content / "stories" / "promoted"
             stories.mkdir(parents=True, exist_ok=True)
             draft.rename(stories / draft.name)
-            self.content_only = True
 
     @rule(n=st.integers(min_value=0, max_value=13), reason=WORDS)
     def withdraw(self, n: int, reason: str) -> None:
         exists = any(self.content.rglob(f"story-number-{n}.json"))
         if exists or str(10_000 + n) in self.known:
             write_withdrawal(self.content, str(10_000 + n), reason=reason, name=f"w{n}.json")
-            self.content_only = True
 
     @rule(n=st.integers(min_value=0, max_value=13))
     def take_back_withdrawal(self, n: int) -> None:
         (self.content / "withdrawn" / f"w{n}.json").unlink(missing_ok=True)
-        self.content_only = True
 
     @rule(n=NUMBERS, shade=st.integers(min_value=0, max_value=3), remote=st.booleans())
     def add_image(self, n: int, shade: int, remote: bool) -> None:
@@ -185,7 +230,6 @@ class IncrementalBuilds(RuleBasedStateMachine):
     def replace_image(self, n: int, shade: int) -> None:
         if n in self.pictured:  # the file's bytes only: the story's own file is the same
             photo(self.content / f"media/p{n}.jpg", (600, 420 + shade), shade=shade)
-            self.content_only = True
 
     @rule(n=NUMBERS, delete=st.booleans())
     def remove_image(self, n: int, delete: bool) -> None:
@@ -205,58 +249,269 @@ class IncrementalBuilds(RuleBasedStateMachine):
         page = self.templates / name
         page.write_text(page.read_text(encoding="utf-8") + f"{{# {word} #}}x\n",
                         encoding="utf-8")
+        self.whole = True
 
     @rule(word=WORDS)
     def edit_static(self, word: str) -> None:
         css = self.static / "site.css"
         css.write_text(css.read_text(encoding="utf-8") + f"/* {word} */\n", encoding="utf-8")
+        self.whole = True
 
     @rule(title=WORDS, page_size=st.integers(min_value=1, max_value=4))
     def edit_config(self, title: str, page_size: int) -> None:
         self.settings.update(title=title, page_size=page_size)
+        self.whole = True
 
     @rule(hours=st.integers(min_value=1, max_value=30))
     def move_clock(self, hours: int) -> None:
         self.now += timedelta(hours=hours)
+        if self.preview is not None:  # as desk serve's clock, the real one, moves on
+            self.preview._now = self.now
+            # Its record names the clock its builds are made at, as if it had started now.
+            assert self.preview._recorder is not None
+            self.preview._recorder._clock = clock_text(self.now, False)
 
     @rule(salt=WORDS)
     def change_code(self, salt: str) -> None:
         original = self.original_fingerprint
-        keys.code_fingerprint = lambda package_dir=None: original(package_dir) + salt  # type: ignore[assignment]
+        changed = lambda package_dir=None: original(package_dir) + salt  # noqa: E731
+        keys.code_fingerprint = changed  # type: ignore[assignment]
+        resume.code_fingerprint = changed  # type: ignore[assignment]  # imported by name
+        self.whole = True
 
-    def config(self, out: str) -> Config:
-        return load_config(REPO / "pyproject.toml", {**self.settings,
-                                                     "output_dir": self.root / out})
+    @rule(stay=st.integers(min_value=0, max_value=2),
+          change=st.sampled_from(["", "story", "template", "clock", "code", "config"]))
+    def restart_preview(self, stay: int, change: str) -> None:
+        """Stop the preview cleanly; it starts again after `stay` more steps (a
+        `change` made first, while no preview runs)."""
+        self.stop_preview(clean=True)
+        self.stopped_for = stay
+        if change:
+            self.resumable = False
+        if change == "story":
+            self.write(4, headline="Edited while no preview ran")
+        elif change == "template":
+            self.edit_template("story.html", "while no preview ran")
+        elif change == "clock":
+            self.move_clock(1)
+        elif change == "code":
+            self.code_changes += 1
+            self.change_code(f"while no preview ran {self.code_changes}")
+        elif change == "config":
+            self.edit_config("While no preview ran", int(str(self.settings["page_size"])) % 4 + 1)
+
+    @rule()
+    def kill_preview(self) -> None:
+        """Drop the preview as a killed process leaves it: no record of its site."""
+        self.stop_preview(clean=False)
+
+    @rule(part=st.sampled_from([SITE, CACHE, "both", "corrupt"]), clean=st.booleans())
+    def swap_preview_cache(self, part: str, clean: bool) -> None:
+        """The preview folder's site or cache (or both) another site's, or its cache
+        file garbage, before the preview starts again."""
+        self.stop_preview(clean)
+        folder = self.root / "cache" / PREVIEW
+        if part == "corrupt":
+            for state in (folder / CACHE).glob("*.sqlite"):
+                state.write_bytes(b"not a saved state at all" * 100)
+            return
+        other = self.other_preview()
+        for name in (SITE, CACHE) if part == "both" else (part,):
+            shutil.rmtree(folder / name, ignore_errors=True)
+            shutil.copytree(other / name, folder / name, symlinks=True)
+        if part != CACHE:
+            self.resumable = False  # the record names the site that was there
+
+    @rule(n=NUMBERS, headline=WORDS)
+    def save_during_start(self, n: int, headline: str) -> None:
+        """Stop the preview cleanly; as the next one starts, story n is saved."""
+        self.stop_preview(clean=True)
+        self.stopped_for = 0
+        self.start_save = (n, headline)
+
+    def stop_preview(self, clean: bool) -> None:
+        preview, self.preview = self.preview, None
+        if preview is None:
+            return
+        if clean:
+            preview.stop()
+        else:  # what a killed process leaves: its lock and its port are let go
+            preview.httpd.server_close()
+            preview._folder.close()
+        self.resumable = clean
+
+    def other_preview(self) -> Path:
+        """The preview folder of another site, on the preview's port, built once: its
+        stories have this site's ids at other URLs."""
+        other = self.root / "other"
+        folder = other / "cache" / PREVIEW
+        if folder.is_dir():
+            return folder
+        for n in range(4):
+            write_story(other / "content", make_story(
+                n, NEWSROOMS[n % 2], story_time(n) - timedelta(days=3), slug=f"another-{n}",
+                headline=f"Another site's story {n}"))
+
+        def load(base_url: str) -> Config:
+            return load_config(REPO / "pyproject.toml", {
+                "search": False, "content_dir": other / "content",
+                "cache_dir": other / "cache", "output_dir": other / "public",
+                "base_url": base_url})
+
+        dev = DevServer(load, ("127.0.0.1", self.port), self.now, False, self.lines.append)
+        try:
+            self.ok(dev.rebuild("start"))
+        finally:
+            dev.stop()
+        return folder
+
+    def config(self, out: str, base_url: str | None = None) -> Config:
+        return load_config(REPO / "pyproject.toml", {
+            **self.settings, "output_dir": self.root / out,
+            **({"base_url": base_url} if base_url else {})})
+
+    def load(self, base_url: str) -> Config:
+        """The preview's settings: desk build's, with its own base URL."""
+        return self.config("public", base_url)
 
     def teardown(self) -> None:
+        self.stop_preview(clean=True)
         keys.code_fingerprint = self.original_fingerprint  # type: ignore[assignment]
+        resume.code_fingerprint = self.original_fingerprint  # type: ignore[assignment]
         shutil.rmtree(self.root, ignore_errors=True)
+
+    def ok(self, report: BuildReport | None) -> bool:
+        assert report is not None and report.ok, (report and report.errors, self.lines[-5:])
+        return True
 
     @invariant()
     def builds_agree(self) -> None:
-        clock, preview = Clock(self.now), Clock(self.now, drafts=True)
+        clock, preview_clock = Clock(self.now), Clock(self.now, drafts=True)
+        starting = self.preview is None and not self.stopped_for
+        resumed = self.start_preview() if starting else False
         cached = self.config("public")
         report = build(cached, clock, RecycledSpare(cached.output_dir))
         assert report.ok, report.findings
-        serve = self.config("serve")
-        in_place = self.served and self.content_only
-        target = (InPlace(serve.output_dir, self.serve_lock, self.session.present) if in_place
-                  else FreshStaging(serve.output_dir))
-        assert build(serve, preview, target, self.serve_cache).ok
-        self.served, self.content_only = True, False
-        if not in_place:
-            self.session.present = set()  # a new folder: listed again by the next in-place build
-        for name, reference_clock, built in (("reference", clock, cached),
-                                             ("reference-drafts", preview, serve)):
-            reference = self.config(name)
-            assert build(reference, reference_clock, FreshStaging(reference.output_dir),
-                         BuildCache()).ok
-            assert tree(built.output_dir) == tree(reference.output_dir), name
+        reference = self.config("reference")
+        assert build(reference, clock, FreshStaging(reference.output_dir), BuildCache()).ok
+        assert tree(cached.output_dir) == tree(reference.output_dir), "reference"
         history = cached.output_dir / ".well-known" / "desk-urls.json"
         self.known = set(json.loads(history.read_text(encoding="utf-8"))["stories"])
+        if self.preview is None:
+            self.stopped_for -= 1
+            self.resumable = False  # a build since changed what it starts from
+            return
+        placed = self.start(resumed) if starting else self.save()
+        self.same_as_from_nothing(self.preview, preview_clock, starting, placed)
+
+    def start_preview(self) -> bool:
+        """A new preview on the same port and folder, served at once when it can be
+        (as DevServer.run starts): whether it was."""
+        self.preview = Preview(self.load, ("127.0.0.1", self.port), self.now, False,
+                               self.lines.append)
+        resumed = self.preview._resume()
+        assert resumed == self.resumable, (resumed, self.lines[-5:])
+        self.starts.append(resumed)
+        self.resumable = False
+        return resumed
+
+    def start(self, resumed: bool) -> dict[str, bytes]:
+        """The preview's first build (in the background of the site served at once, when
+        resumed), with a save while it starts, if any: what that save placed ahead."""
+        assert self.preview is not None
+        preview, saving, self.start_save = self.preview, self.start_save, None
+        before = snapshot(self.content)
+        if saving is not None:  # saved once the watcher is in place, before the build
+            self.write(saving[0], headline=saving[1])
+        self.seen = snapshot(self.content)
+        self.ok(preview.rebuild("resumed", content_only=True) if resumed
+                else preview.rebuild("start"))
+        self.whole = False
+        if resumed and saving is None:
+            # The site served at once was the one a build makes: the build changed no
+            # page (but those whose warnings panel it now has).
+            changed = preview.state.paths[preview.state.epoch]
+            assert changed is not None and set(changed) == set(preview.state.warnings), changed
+        if saving is None:
+            return {}
+        preview.placed = None
+        self.ok(preview.saved("saved during the start",
+                              changed_paths(before, self.seen)))
+        return preview.placed or {}
+
+    def save(self) -> dict[str, bytes]:
+        """The preview's build after this step's saves, as desk serve makes it: what it
+        placed ahead of the build."""
+        assert self.preview is not None
+        before, self.seen = self.seen, snapshot(self.content)
+        self.preview.placed = None
+        self.ok(self.preview.saved("saved", None if self.whole
+                                   else changed_paths(before, self.seen)))
+        self.whole = False
+        return self.preview.placed or {}
+
+    def same_as_from_nothing(self, preview: Preview, clock: Clock, started: bool,
+                             placed: dict[str, bytes]) -> None:
+        """The preview's site, and each page it placed ahead of its build, equal a build
+        from nothing with the URL history the preview started from."""
+        reference = self.config("reference-drafts", preview.base_url)
+        if started:  # the history desk build would start from (see DevServer)
+            shutil.rmtree(reference.output_dir, ignore_errors=True)
+        given, problems = remembered_history(reference.cache_dir, self.root / "public")
+        assert not problems
+        assert build(reference, clock, FreshStaging(reference.output_dir),
+                     BuildCache(history=given)).ok
+        expected = tree(reference.output_dir)
+        assert tree(preview.state.folder) == expected, "preview"
+        for name, data in placed.items():
+            assert expected.get(name) == data, ("placed ahead", name)
+        self.placed_files += len(placed)
 
 
 IncrementalBuilds.TestCase.settings = settings(
     max_examples=FUZZ or 4, stateful_step_count=10 if not FUZZ else 30, deadline=None,
     suppress_health_check=[HealthCheck.too_slow])
 TestIncrementalBuilds = IncrementalBuilds.TestCase
+
+
+# Every path of the preview, whatever the random runs draw, and whether each start serves
+# the last preview's site at once: started again on what the last one left, after a save
+# (True) or after a change while none ran (False), killed, saved to as it starts (served
+# at once, or not), after a template edit and a moved clock, given another site's site,
+# cache or both, or a corrupt cache.
+PREVIEW_WALK: list[tuple[str, tuple[object, ...], bool | None]] = [
+    ("restart_preview", (0, ""), True),
+    ("edit_story", (6, "Edited"), None),
+    ("restart_preview", (0, ""), True),
+    *[("restart_preview", (0, change), False)
+      for change in ("story", "template", "clock", "code", "config")],
+    ("restart_preview", (1, ""), None),
+    ("move_story", (3, 1, 1), False),
+    ("kill_preview", (), False),
+    ("save_during_start", (2, "Saved during the start"), True),
+    ("restart_preview", (1, ""), None),
+    ("save_during_start", (4, "Saved during a start"), False),
+    ("edit_template", ("story.html", "edited"), None),
+    ("move_clock", (20,), None),
+    ("swap_preview_cache", (SITE, True), False),
+    ("swap_preview_cache", (CACHE, True), True),
+    ("swap_preview_cache", ("both", False), False),
+    ("swap_preview_cache", ("corrupt", True), True),
+    ("swap_preview_cache", (CACHE, False), False),
+]
+
+
+def test_every_path_of_the_preview() -> None:
+    """The walk above, checked as the random runs are, in every `make test`."""
+    machine = IncrementalBuilds()
+    try:
+        machine.stories()
+        machine.builds_agree()
+        for name, args, _ in PREVIEW_WALK:
+            getattr(machine, name)(*args)
+            machine.builds_agree()
+    finally:
+        machine.teardown()
+    assert machine.starts == [False, *(at_once for *_, at_once in PREVIEW_WALK
+                                       if at_once is not None)]
+    assert machine.placed_files > 0  # the saves placed pages ahead of their builds

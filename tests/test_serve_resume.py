@@ -20,10 +20,11 @@ from test_serve_start import Preview, make_preview
 from desk.build.cache import BuildCache
 from desk.build.pipeline import build
 from desk.build.target import FreshStaging
+from desk.build.writer import files_of
 from desk.content.catalog import Clock
 from desk.serve.folder import PREVIEW, RECORD
 from desk.serve.resume import Record
-from desk.serve.server import DevServer, SiteState
+from desk.serve.server import DevServer, SiteState, state_files
 
 READY = "ready"
 
@@ -198,3 +199,29 @@ def test_no_html_page_depends_on_the_clock_but_through_what_is_published(
             for site in sites]
     assert html[0] == html[1] and len(html[0]) > 20
     assert sites[0] != sites[1]  # the clock shows elsewhere: this test can tell
+
+
+def test_a_preview_started_again_after_saves_changes_no_page(tmp_path: Path) -> None:
+    """The saved state of a site updated in place names every file of it (the files
+    rendered on every build too): a preview started again after saves takes its files
+    from there, and its first build rewrites no page."""
+    preview = make_preview(tmp_path)
+    dev = DevServer(preview.config, ("127.0.0.1", preview.port), NOW, False, lambda line: None)
+    try:
+        assert dev.rebuild("start") is not None
+        saved = write_story(preview.content, {**preview.stories[5], "headline": "Saved"})
+        report = dev.saved("saved", [str(saved)])
+        assert report is not None and report.ok
+        assert state_files(dev._cache.state) == files_of(dev.state.folder)
+        preview.base_url = dev.base_url
+    finally:
+        dev.stop()
+    dev = DevServer(preview.config, ("127.0.0.1", preview.port), NOW, False, lambda line: None)
+    try:
+        assert dev._resume()
+        report = dev.rebuild("resumed", content_only=True)
+        assert report is not None and report.ok
+        assert dev.state.paths[dev.state.epoch] == ()
+    finally:
+        dev.stop()
+    assert tree(preview.site) == preview.from_nothing()

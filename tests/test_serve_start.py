@@ -14,12 +14,13 @@ from conftest import tree
 from storygen import REPO, make_corpus, make_story, write_story
 from test_serve import NOW
 
-from desk.build.cache import BuildCache
+from desk.build.cache import BuildCache, remembered_history
 from desk.build.pipeline import BuildReport, build
 from desk.build.target import FreshStaging
 from desk.build.writer import MARKER
 from desk.config import Config, load_config
 from desk.content.catalog import Clock
+from desk.content.history import UrlHistory
 from desk.serve.folder import PREVIEW
 from desk.serve.server import DevServer
 
@@ -62,12 +63,14 @@ class Preview:
     def site(self) -> Path:
         return self.cache / PREVIEW / "site"
 
-    def from_nothing(self) -> dict[str, bytes]:
-        """What a build from nothing makes of the content, as the preview builds it."""
+    def from_nothing(self, history: UrlHistory | None = None) -> dict[str, bytes]:
+        """What a build from nothing makes of the content, as the preview builds it
+        (starting from `history`, if given)."""
         reference = self.root / "reference"
         shutil.rmtree(reference, ignore_errors=True)  # its URL history is no build's
         config = self.config(self.base_url).model_copy(update={"search": False})
-        assert build(config, Clock(NOW, drafts=True), FreshStaging(reference), BuildCache()).ok
+        assert build(config, Clock(NOW, drafts=True), FreshStaging(reference),
+                     BuildCache(history=history)).ok
         return tree(reference)
 
 
@@ -152,3 +155,36 @@ def test_a_half_written_folder_is_not_taken_for_the_saved_site(tmp_path: Path) -
                                 if not line.startswith(b"site-id: ")))
     preview.run()
     assert tree(preview.site) == preview.from_nothing()
+
+
+def test_a_preview_starts_from_the_url_history_desk_build_would(tmp_path: Path) -> None:
+    """Whatever its folder holds (another site's site, a corrupt cache beside its own
+    site), a preview starts from the URL history the site's own build would, not from
+    that of the site in its folder."""
+    preview = make_preview(tmp_path)
+    preview.run()
+    config = preview.config(preview.base_url)
+    # Story 3 moves, is published there by desk build, and moves again.
+    moved = {**preview.stories[3], "slug": "published-in-between"}
+    next(preview.content.rglob("story-number-3.json")).unlink()
+    write_story(preview.content, moved)
+    assert build(config, Clock(NOW)).ok
+    next(preview.content.rglob("published-in-between.json")).unlink()
+    write_story(preview.content, {**moved, "slug": "moved-again"})
+    other = Preview(tmp_path / "other")  # another site's: this one's ids, other URLs
+    other.port = preview.port
+    for story in preview.stories:
+        write_story(other.content, {**story, "slug": f"another-{story['slug']}"})
+    other.run()
+    site = preview.cache / PREVIEW / "site"
+    shutil.rmtree(site)
+    shutil.copytree(other.cache / PREVIEW / "site", site)
+    preview.run()
+    history, _ = remembered_history(config.cache_dir, config.output_dir)
+    assert tree(preview.site) == preview.from_nothing(history)
+    assert b"moved-again" in (preview.site / "stories" / str(moved["published_at"])[:10] /
+                              "published-in-between" / "index.html").read_bytes()
+    for state in (preview.cache / PREVIEW / "cache").glob("*.sqlite"):
+        state.write_bytes(b"not a saved state at all" * 100)
+    preview.run()
+    assert tree(preview.site) == preview.from_nothing(history)

@@ -109,6 +109,10 @@ class BuildCache:
     # A URL history given by the caller (`desk build --url-history`, read from the last
     # deploy): used when neither the saved state nor the output folder has one.
     history: UrlHistory | None = None
+    # The URL history the build starts from, whatever the saved state and the output
+    # folder hold (desk serve's start: its folder may hold the site of an older preview,
+    # or of another site, not the history the site's own build starts from).
+    start_history: UrlHistory | None = None
 
     @classmethod
     def saved_for(cls, cache_dir: Path, out_dir: Path) -> BuildCache:
@@ -135,9 +139,12 @@ class BuildCache:
             write_state(self.state, self.file)
 
     def recall_history(self, out_dir: Path) -> tuple[UrlHistory, list[Finding]]:
-        """The URL history a build into `out_dir` starts from: the saved state's, when it
-        describes the site there (or there is none); else that site's desk-urls.json;
-        else the given one; else none. Findings when a history file is unreadable."""
+        """The URL history a build into `out_dir` starts from: the one to start from,
+        if set; else the saved state's, when it describes the site there (or there is
+        none); else that site's desk-urls.json; else the given one; else none. Findings
+        when a history file is unreadable."""
+        if self.start_history is not None:
+            return self.start_history, []
         state = self.state
         live = site_id_of(out_dir)
         if state.history is not None and (live is None or live == state.site_id):

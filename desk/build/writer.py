@@ -731,7 +731,7 @@ class LiveFolder:
         self._kept: set[str] = set()
         self._spill = spill
         self._held = 0  # bytes pending
-        self._spilled: list[str] = []  # files written out before swap_in
+        self._spilled: list[str] = []  # files held and written out (as it goes, then at swap_in)
         self._copied: list[str] = []  # static assets (in no unit)
         if spill is not None:  # written as the build goes, by render workers too
             (out_dir / MARKER).write_bytes(_MARKER_TEXT)
@@ -822,7 +822,8 @@ class LiveFolder:
             # A folder half written (a killed preview) must not pass for the site the
             # saved state describes: no site id until every file is in place.
             (self.out_dir / MARKER).write_bytes(_MARKER_TEXT)
-            self._write_pending()
+            # Kept for loose_files(), which the saved state's list of the site is made of.
+            self._spilled += self._write_pending()
             for relative in stale:
                 if relative in self._skip:
                     continue

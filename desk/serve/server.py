@@ -556,6 +556,7 @@ class DevServer:
         by_file = warnings_by_file(report) if report.ok else {}  # grouped once, for both
         if report.ok:
             self._known_id = None  # the marker has the site's id again
+            self._cache.start_history = None  # the saved state has the preview's own now
         # Pages placed ahead while this build ran are newer than it: they wait for the next.
         self.state.publish(report, errors, by_file,
                            page_paths(known.replaced) if in_place and not starting else None,
@@ -634,12 +635,13 @@ class DevServer:
     def _start_history(self, config: Config) -> tuple[Finding, ...]:
         """Before the first build: start from the URL history the next `desk build` would
         start from, so the preview redirects and gives notice where the site will (not
-        from the one the last preview saved: builds may have published since)."""
+        from the one the last preview saved: builds may have published since; nor from
+        that of whatever site its folder holds), until a build succeeds."""
         if self._history_given:
             return ()  # the preview's own, from its last build
         history, problems = remembered_history(config.cache_dir, config.output_dir)
         if not problems:
-            self._cache.state.history = history
+            self._cache.start_history = history
             self._history_given = True
         return tuple(problems)
 
