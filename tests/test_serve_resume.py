@@ -24,7 +24,8 @@ from desk.build.writer import files_of
 from desk.content.catalog import Clock
 from desk.serve.folder import PREVIEW, RECORD
 from desk.serve.resume import Record
-from desk.serve.server import DevServer, SiteState, state_files
+from desk.serve.server import DevServer, state_files
+from desk.serve.shown import SiteState
 
 READY = "ready"
 

@@ -17,7 +17,7 @@ from conftest import NOW
 from storygen import make_corpus
 
 from desk.serve.folder import PREVIEW, PreviewFolder
-from desk.serve.server import PreviewHTTPServer
+from desk.serve.http import PreviewHTTPServer
 
 STOPS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGKILL)
 
