@@ -123,6 +123,24 @@ def test_any_change_while_no_preview_ran_builds_first(tmp_path: Path) -> None:
     assert any(line.startswith("resumed:") for line in lines), lines
 
 
+def test_a_content_folder_that_is_a_repository_of_its_own_resumes(tmp_path: Path) -> None:
+    """git's own files below the content folder are none a build reads: a commit or
+    a fetch between two previews changes no page, and their tens of thousands of
+    objects are not looked at on every save."""
+    preview = make_preview(tmp_path)
+    hidden = preview.content / ".git" / "objects"
+    hidden.mkdir(parents=True)
+    (hidden / "aa").write_text("one")
+    (preview.content / "pages" / ".draft.md.swp").parent.mkdir(exist_ok=True)
+    (preview.content / "pages" / ".draft.md.swp").write_text("an editor's swap file")
+    started(preview)
+    (hidden / "bb").write_text("a commit since")
+    (preview.content / "pages" / ".draft.md.swp").write_text("saved again")
+    lines = started(preview)
+    assert any(line.startswith("resumed:") for line in lines), lines
+    assert tree(preview.site) == preview.from_nothing()
+
+
 def test_a_save_right_after_a_resumed_start_is_built(tmp_path: Path) -> None:
     preview = make_preview(tmp_path)
     started(preview)

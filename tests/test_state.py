@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import sqlite3
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -270,3 +271,38 @@ def test_a_state_read_for_a_site_with_no_spare_folder_leaves_the_spare_out(
     assert BuildCache.saved_for(cache_dir, out_dir).state.spare is None
     spare_path(out_dir).mkdir()
     assert BuildCache.saved_for(cache_dir, out_dir).state.spare is not None
+
+
+def test_a_large_difference_is_written_without_waiting_on_its_own_lock(tmp_path: Path) -> None:
+    """A difference larger than SQLite's page cache makes the write take the file's
+    exclusive lock before it commits; what the write takes from the file itself (texts
+    and index.json digests left there) is read before, never through the reading
+    connection meanwhile: that read waited five seconds on the lock and gave the whole
+    save up (desk serve's saves at 100,000 stories then rewrote every row each time)."""
+    file = tmp_path / "s.sqlite"
+    state = a_state()
+    filler = "x" * 3000
+    for n in range(3000):  # about 9 MB of rows: past the cache's 2 MB
+        state.inspected[f"content/stories/filler-{n}.json"] = FileRecord(
+            packed_stat(1, 2, n), None, (Finding(f"f{n}", "", "code", filler),))
+    write_state(state, file)
+    state = read_state(file)
+    for path, found in list(state.inspected.items()):  # every row new, texts left in the file
+        state.inspected[path] = FileRecord(found.stat + 1, found.story, found.findings,
+                                           found.blob)
+    kept = "/stories/2026-11-10/story-2/"
+    old = state.units[kept]
+    left = old._digest
+    assert not isinstance(left, str)
+    units = dict(state.units)  # a new record of a unit, its digest still left in the file
+    units[kept] = UnitRecord(old.key, 3, left, kept)
+    state.advance(state.site_id, units, state.loose, "s-9")
+    started = time.monotonic()
+    write_state(state, file)
+    assert time.monotonic() - started < 4  # no wait on the lock (SQLite's gives up at 5 s)
+    again = read_state(file)
+    assert again.site_id == "s-9"  # saved, not given up
+    assert again.units[kept].json_digest == "00000002"
+    story = again.inspected["content/stories/story-2.json"].story
+    assert story is not None and story.summary.headline == state.inspected[
+        "content/stories/story-2.json"].story.summary.headline  # type: ignore[union-attr]

@@ -133,6 +133,11 @@ class UnitRecord:
         return digest if isinstance(digest, str) else digest.json_digest(self._folder, self.key)
 
     @property
+    def held_digest(self) -> str | StateFile:
+        """The index.json digest as held: the digest, or the state's file it was left in."""
+        return self._digest
+
+    @property
     def files(self) -> tuple[str, ...]:
         """The unit's files, relative to the site folder."""
         files = self._files
@@ -421,19 +426,49 @@ def write_state(state: SavedState, path: Path) -> None:
     _prune(path.parent, keep=path)
 
 
+@dataclass(frozen=True)
+class Difference:
+    """What the difference written to a state's file takes from that file itself (texts
+    and index.json digests left there), read before the write transaction begins: a read
+    through another connection may have to wait for the write's lock, and give up, once
+    the write holds more changes than its cache. The rest is made as it is written."""
+
+    inspected: list[tuple[Any, ...]]  # the rows of new inspections whose texts were left
+    digests: dict[str, str]  # the digests left in the file, of the units to write
+
+
+def _difference(state: SavedState, before: Mapping[str, UnitRecord]) -> Difference:
+    """What the difference write of a state reads from its file, read now."""
+    lost: list[str] = []
+    inspected = [row for path, record in state.inspected.items()
+                 if record.origin == NEW and _texts_left(record)
+                 and (row := _file_row(path, record, lost)) is not None]
+    for path in lost:  # an inspection is a cache: the file is inspected again next time
+        del state.inspected[path]
+    digests = {k: u.json_digest for k, u in state.units.items()
+               if not isinstance(u.held_digest, str) and not _same_record(before.get(k), u)}
+    return Difference(inspected, digests)
+
+
+def _texts_left(record: FileRecord) -> bool:
+    """Whether a record's story texts were left in a state's file."""
+    return record.story is not None and not isinstance(record.story.summary.held_texts, Texts)
+
+
 def _write_difference(state: SavedState, path: Path, generation: str) -> bool:
     stored = state.stored
     if stored is None or stored.file != path or not path.is_file():
         return False
     try:
+        difference = _difference(state, stored.units)
         with contextlib.closing(_connect(path, readonly=False)) as db, db:
             db.execute("BEGIN IMMEDIATE")  # no other build writes meanwhile
             row = db.execute("SELECT value FROM meta WHERE name = 'generation'").fetchone()
             if row is None or orjson.loads(row[0]) != stored.generation:
                 db.rollback()
                 return False
-            _write_inspected(db, state.inspected, whole=False)
-            _write_units(db, state.units, stored.units)
+            _write_inspected(db, state.inspected, difference.inspected)
+            _write_units(db, state.units, stored.units, difference.digests)
             _write_meta(db, state, generation)
     except (sqlite3.Error, OSError):
         return False
@@ -452,25 +487,29 @@ def _write_whole(state: SavedState, path: Path, generation: str) -> None:
         for statement in _SCHEMA.split(";"):
             if statement.strip():
                 db.execute(statement)
-        _write_inspected(db, state.inspected, whole=True)
+        _write_inspected(db, state.inspected)
         _write_units(db, state.units, {})
         _write_meta(db, state, generation)
     os.replace(temporary, path)
 
 
 def _write_inspected(db: sqlite3.Connection, records: dict[str, FileRecord],
-                     whole: bool) -> None:
-    """The rows of the inspections: every one into a new file (`whole`), else what
-    changed since the file was read or written."""
+                     made: list[tuple[Any, ...]] | None = None) -> None:
+    """The rows of the inspections: every one into a new file (`made` None), else what
+    changed since the file was read or written (`made`: the rows of the new inspections
+    whose texts were left in the file, made before the write began)."""
     # Rows are made as they are written: a whole archive's at once would be its size again.
-    db.executemany("UPDATE inspected SET mtime = ?, size = ?, ino = ?, blob = ? "
-                   "WHERE path = ?", ((*stat_values(record.stat), record.blob, path)
-                                      for path, record in records.items()
-                                      if record.origin == RESTATED and not whole))
+    whole = made is None
+    if made is not None:
+        db.executemany("UPDATE inspected SET mtime = ?, size = ?, ino = ?, blob = ? "
+                       "WHERE path = ?", ((*stat_values(record.stat), record.blob, path)
+                                          for path, record in records.items()
+                                          if record.origin == RESTATED))
+        db.executemany("INSERT OR REPLACE INTO inspected VALUES (?, ?, ?, ?, ?, ?, ?, ?)", made)
     lost: list[str] = []
     db.executemany("INSERT OR REPLACE INTO inspected VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                    (row for path, record in records.items()
-                    if (record.origin == NEW or whole)
+                    if (whole or (record.origin == NEW and not _texts_left(record)))
                     and (row := _file_row(path, record, lost)) is not None))
     for path in lost:  # an inspection is a cache: the file is inspected again next time
         del records[path]
@@ -496,15 +535,34 @@ def _file_row(path: str, record: FileRecord, lost: list[str]) -> tuple[Any, ...]
 
 
 def _write_units(db: sqlite3.Connection, units: Mapping[str, UnitRecord],
-                 before: Mapping[str, UnitRecord]) -> None:
+                 before: Mapping[str, UnitRecord], digests: Mapping[str, str] | None = None
+                 ) -> None:
+    """The rows of the units that changed (`digests`: those of them left in the state's
+    file, read before the write began)."""
+    left = digests or {}
     db.executemany("INSERT OR REPLACE INTO units VALUES (?, ?, ?, ?)",
-                   ((k, u.key, orjson.dumps(_files_to_json(k, u)), u.json_digest)
+                   ((k, u.key, orjson.dumps(_files_to_json(k, u)), _digest_of(k, u, left))
                     for k, u in units.items() if not _same_record(before.get(k), u)))
     db.executemany("DELETE FROM units WHERE id = ?", [(k,) for k in before if k not in units])
 
 
+def _digest_of(unit: str, record: UnitRecord, left: Mapping[str, str]) -> str:
+    """A unit's index.json digest: as read before the write began, if it was left in the
+    state's file; else as held (never a read of the file once the write began)."""
+    if unit in left:
+        return left[unit]
+    return record.json_digest
+
+
 def _same_record(old: UnitRecord | None, new: UnitRecord) -> bool:
-    return old is new or (old is not None and old == new)
+    """Whether a unit's row need not be written again, told without reading the state's
+    file: a digest left there counts as changed, unless the record is the very one read."""
+    if old is new:
+        return True
+    if old is None or old.key != new.key or old.files != new.files:
+        return False
+    mine, theirs = old.held_digest, new.held_digest
+    return isinstance(mine, str) and isinstance(theirs, str) and mine == theirs
 
 
 def _write_meta(db: sqlite3.Connection, state: SavedState, generation: str) -> None:

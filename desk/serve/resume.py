@@ -87,18 +87,22 @@ def story_files(config: Config) -> list[str]:
 
 def other_files(config: Config) -> list[str]:
     """Every other file below the content folder (withdrawals, pages, images...), but
-    the others below stories/ and drafts/, which a build does not read."""
+    the others below stories/ and drafts/ and hidden names, which a build does not read
+    (a content folder that is a repository of its own holds one file of git's for each
+    of its stories' versions)."""
     content = config.content_dir
     found: list[str] = []
     if content.is_dir():
         for entry in sorted(content.iterdir(), key=lambda p: p.name):
-            if entry.name in (STORIES, DRAFTS):
+            if entry.name in (STORIES, DRAFTS) or entry.name.startswith("."):
                 continue
             if entry.is_file():
                 found.append(str(entry))
                 continue
-            for root, _, names in os.walk(entry):
-                found += (os.path.join(root, name) for name in names)
+            for root, folders, names in os.walk(entry):
+                folders[:] = [name for name in folders if not name.startswith(".")]
+                found += (os.path.join(root, name) for name in names
+                          if not name.startswith("."))
     return sorted(found)
 
 
