@@ -567,7 +567,7 @@ def _same_record(old: UnitRecord | None, new: UnitRecord) -> bool:
 
 def _write_meta(db: sqlite3.Connection, state: SavedState, generation: str) -> None:
     spare = state.spare or Spare("", {}, ())
-    history = state.history
+    history, units = state.history, state.units
     meta: dict[str, Callable[[], Any]] = {
         "version": lambda: STATE_VERSION,
         "generation": lambda: generation,
@@ -582,7 +582,7 @@ def _write_meta(db: sqlite3.Connection, state: SavedState, generation: str) -> N
         "spare": lambda: {
             "site_id": spare.site_id, "loose": list(spare.loose),
             "units": {k: [u.key, _files_to_json(k, u)] for k, u in spare.units.items()
-                      if k not in state.units or not _same_unit(state.units[k], u)},
+                      if not _same_unit(units.get(k), u)},
             "absent": [k for k in state.units if k not in spare.units]},
     }
     for name, value in meta.items():
@@ -659,7 +659,9 @@ def _files_from_json(unit_id: str, data: int | list[str]) -> tuple[str, ...]:
 
 
 def _same_unit(a: Any, b: Any) -> bool:
-    return bool(a.key == b.key and a.files == b.files)
+    """Whether two records of a unit name the same key and files (most of a spare's are
+    the very records of the site after it: told at once)."""
+    return a is b or (a is not None and bool(a.key == b.key and a.files == b.files))
 
 
 def _story_to_json(item: LoadedStory) -> tuple[list[Any], list[Any]]:

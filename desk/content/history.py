@@ -15,6 +15,7 @@ One JSON form, kept in two places:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -149,9 +150,16 @@ def _problem(path: Path, pointer: str, message: str) -> Finding:
                    message + " (fix or remove the file to start a new history)")
 
 
+# The usual story path, told by one match (a history holds an archive's); a path it does
+# not match is judged in full (urls.story_path), so both accept the same paths.
+_USUAL_STORY_PATH = re.compile(r"/stories/[0-9]{4}-[0-9]{2}-[0-9]{2}/[a-z0-9]+(?:-[a-z0-9]+)*/")
+
+
 def _is_story_path(path: object) -> bool:
     if not isinstance(path, str):
         return False
+    if _USUAL_STORY_PATH.fullmatch(path):
+        return True
     parts = path.split("/")
     if len(parts) != 5 or parts[1] != "stories":
         return False
