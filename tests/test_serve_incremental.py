@@ -129,9 +129,50 @@ def test_each_kind_of_save_equals_a_build_from_nothing(tmp_path: Path) -> None:
                 assert (fresh / name).read_bytes() == data, (what, name)
     finally:
         dev.stop()
-    # Every save here moves, adds, removes or breaks a file (an edit's story is dated
-    # otherwise than the corpus's): none is shown ahead of its build (see the next test).
-    assert ahead == {}, ahead
+    # Every other save here moves, removes or breaks a file (an edit's story is dated
+    # otherwise than the corpus's): only the new story is shown ahead of its build, its
+    # three files (see the next tests).
+    assert ahead == {"adds": 3}, ahead
+
+
+def test_a_new_story_is_shown_ahead_when_it_takes_nothing_new_from_the_others(
+        tmp_path: Path) -> None:
+    """A new story's own pages are shown moments after its save, before the lists
+    catch up, unless they take from the other stories what only the build knows: its
+    related stories, a newsroom that is not there yet, an id or URL another story had."""
+    content = tmp_path / "content"
+    make_corpus(content, 20)
+    dev = DevServer(lambda base: _config(content, tmp_path, base), ("127.0.0.1", 0), NOW,
+                    False, lambda line: None)
+    later = NOW + timedelta(days=1)
+    new_stories: list[tuple[str, Step, bool]] = [
+        ("new", _add(41), True),
+        ("new draft", lambda c: [write_draft(c, make_story(42))], True),
+        ("relates", _add(43, related=[{"url": RELATED.format(2), "headline": "Two"}]), False),
+        ("new newsroom", _add(44, newsroom="oceans"), False),
+        ("renamed newsroom", _add(45, newsroom_title="Machines"), False),
+        ("not out yet", _add(46, published_at=later), False),
+        ("an id taken", _add(47, id="10003"), False),
+        ("a URL moved away", _add(48, slug="story-number-5"), False),
+    ]
+    try:
+        assert dev.rebuild("start") is not None
+        moved = _edit(5, slug="moved-away")(content)  # its old URL now redirects
+        assert saved(dev, "moves", moved)[0] is not None
+        for what, step, ahead in new_stories:
+            report, placed = saved(dev, what, step(content))
+            assert report is not None
+            assert bool(placed) == ahead, what
+            history, _ = read_history_file(dev.state.folder / ".well-known/desk-urls.json")
+            fresh = tmp_path / f"fresh-{what.replace(' ', '-')}"
+            assert build(_config(content, tmp_path, dev.base_url), Clock(NOW, drafts=True),
+                         FreshStaging(fresh), BuildCache(history=history)).ok is report.ok
+            if report.ok:
+                assert tree(dev.state.folder) == tree(fresh), what
+            for name, data in placed.items():  # what was shown before the build, too
+                assert (fresh / name).read_bytes() == data, (what, name)
+    finally:
+        dev.stop()
 
 
 def _in_place(n: int, **changes: object) -> Step:
@@ -203,8 +244,8 @@ def test_each_save_of_a_paged_site_equals_a_build_from_nothing(tmp_path: Path) -
     finally:
         dev.stop()
     assert ahead == {what: 3 for what in ("edits a headline", "edits an archived story",
-                                          "edits nothing shown", "changes when modified")
-                     }, ahead
+                                          "edits nothing shown", "changes when modified",
+                                          "adds one in a new edition")}, ahead
 
 
 def _inspect_both(content: Path, config: Config, session: Session) -> None:

@@ -6,7 +6,9 @@ the session). Leaves: each story's three files, rendered by the renderer the bui
 (desk.render.story) with that context, or nothing when the save changed what the
 story's page takes from the other stories (its place, its newsroom's title, its related
 links, its images), made a file invalid, or touched more than a few files: then the build
-alone runs. The build that follows renders the same bytes (it is the judge: a file it
+alone runs. A story new to the site is shown ahead too when it takes nothing from
+the others that it would not take once built (see new_in_place). The build that
+follows renders the same bytes (it is the judge: a file it
 renders otherwise is replaced and its page reloaded).
 """
 
@@ -18,7 +20,8 @@ from pathlib import Path
 
 from desk.build.inspection import inspect_file
 from desk.content.findings import Finding
-from desk.content.loader import LoadedStory, ParsedStory, Summary
+from desk.content.loader import DRAFTS, LoadedStory, ParsedStory, Summary
+from desk.content.models import is_local
 from desk.render import Output
 from desk.render.context import RenderContext
 from desk.render.story import Wanted, render_story_unit
@@ -73,10 +76,16 @@ def _rendered(path: str, ctx: RenderContext
     if item is None or any(f.is_error for f in findings):
         return None
     old = ctx.catalog.by_path.get(item.url_path)
-    if old is None or old.path != path or not same_place(old.summary, item.summary):
+    if old is None:
+        if not new_in_place(path, item, ctx):
+            return None
+        draft = Path(path).is_relative_to(Path(ctx.config.content_dir) / DRAFTS)
+    elif old.path != path or not same_place(old.summary, item.summary):
         return None
+    else:
+        draft = old.draft
     try:
-        files, _ = render_story_unit(replace(item, draft=old.draft), "",
+        files, _ = render_story_unit(replace(item, draft=draft), "",
                                      replace(ctx, parsed=parsed), _NOTHING)
     except Exception:  # noqa: BLE001 - whatever it is, the build reports it
         return None
@@ -91,6 +100,26 @@ def same_place(old: Summary, new: Summary) -> bool:
              old.url, old.related, old.images)
             == (new.id, new.newsroom, new.newsroom_title, new.edition, new.published_at,
                 new.url, new.related, new.images))
+
+
+def new_in_place(path: str, item: LoadedStory, ctx: RenderContext) -> bool:
+    """Whether a story new to the site (`path`: its file) takes from the other stories
+    only what it would take once built: it is out by the clock; its id is no other
+    story's and was never published nor withdrawn, and its URL is no redirect's or
+    notice's (no page to move, give notice of or take over); its newsroom is there
+    already under the title it would keep; it names no related story and no image file
+    (whose files a build probes)."""
+    summary, catalog = item.summary, ctx.catalog
+    group = catalog.newsroom_index.get(summary.newsroom)
+    if (group is None or summary.related or any(map(is_local, summary.images))
+            or summary.published_at > ctx.now
+            or summary.newsroom_title not in ("", group.title)
+            or summary.id in catalog.history.urls or item.url_path in catalog.moved
+            or any(summary.id == n.id or item.url_path == n.path for n in catalog.notices)):
+        return False
+    # A file moved or renamed is no new story: its old file's story is the one to move.
+    return all(s.summary.id != summary.id and s.path != path
+               for s in (*catalog.published, *catalog.held))
 
 
 def story_of(ctx: RenderContext, path: str) -> LoadedStory | None:
