@@ -11,16 +11,20 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pytest
 from conftest import tree
 from storygen import REPO, make_corpus, make_story, write_draft, write_story, write_withdrawal
 
+from desk.build import keys
 from desk.build.cache import BuildCache, Session
 from desk.build.inspection import inspect_content
+from desk.build.keys import KeyCache, KeyMaker
 from desk.build.pipeline import BuildReport, build
 from desk.build.target import FreshStaging
 from desk.config import Config, load_config
 from desk.content.catalog import Clock
 from desk.content.history import read_history_file
+from desk.render.context import Recall
 from desk.serve.server import DevServer, content_paths
 
 NOW = datetime(2026, 11, 15, tzinfo=UTC)
@@ -439,3 +443,47 @@ def test_a_page_placed_ahead_while_a_build_runs_is_left_as_it_is(tmp_path: Path)
         "/a/": UnitRecord.of("/a/", "k", ("a.html",)), "/b/": UnitRecord.of("/b/", "k", ("b.html",))})
     state.forget_units({"/a/"})
     assert list(state.units) == ["/b/"]
+
+
+def test_what_a_preview_keeps_between_saves_outgrows_no_bound_a_site_needs(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A site whose builds ask for more values than the fixed bound keeps them from one
+    save to the next (at 100,000 stories they were forgotten at every save); values no
+    build asks for any more are forgotten once the kept outnumber twice a build's."""
+    monkeypatch.setattr(Recall, "MAX_KEPT", 10)
+    recall, made = Recall(), []
+
+    def ask(names: range) -> None:
+        recall.start("site")
+        for n in names:
+            recall.value(n, n, lambda n=n: made.append(n))
+            recall.line(f"/{n}/", NOW, lambda path, _: path)
+
+    ask(range(30))
+    ask(range(30))
+    assert len(made) == 30  # the second build made none again
+    ask(range(100, 110))  # the pages of the first builds are gone
+    ask(range(100, 110))  # their values outnumber twice those asked for: all forgotten
+    assert len(made) == 50
+    assert len(recall._values) + len(recall._lines) == 20
+
+
+def test_unit_keys_a_preview_keeps_outgrow_no_bound_a_site_needs(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same for unit keys: none made twice while a build asks for more than the fixed
+    bound (they were cleared in the middle of such a build), and the stale forgotten."""
+    monkeypatch.setattr(KeyMaker, "MAX_CACHED", 10)
+    cache, made = KeyCache(), []
+    monkeypatch.setattr(keys, "digest", lambda *parts: made.append(parts) or str(parts))
+
+    def build_keys(names: range) -> None:
+        maker = KeyMaker("site", cache)
+        for n in names:
+            maker.key((str(n),), recurring=True)
+
+    build_keys(range(30))
+    build_keys(range(30))
+    assert len(made) == 30
+    build_keys(range(100, 105))
+    build_keys(range(100, 105))
+    assert len(made) == 40 and len(cache.keys) == 5

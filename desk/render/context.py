@@ -48,21 +48,27 @@ class Recall:
     what it was made from. Values hold only what that and the site key determine; they
     are forgotten when the site key changes, and after a failed build."""
 
-    # Values kept at most, before starting afresh.
+    # Values kept at most, before starting afresh: this many, or twice as many as the
+    # last build asked for, whichever is more (values of pages gone are never asked for
+    # again; a build of 100,000 stories asks for about 240,000, which a fixed bound of
+    # 200,000 forgot at every save).
     MAX_KEPT = 200_000
 
     def __init__(self) -> None:
         self.site = ""
         self._values: dict[Hashable, tuple[Any, Any]] = {}
         self._lines: dict[str, tuple[datetime, str]] = {}
+        self._asked = 0  # values and lines asked for since the build began
         # By story path: (the story, its newsroom's title, its unit key).
         self.story_keys: dict[str, tuple[LoadedStory, str, str]] = {}
 
     def start(self, site: str) -> None:
         """Begin a build under a site key: values made under another are no use."""
-        if site != self.site or len(self._values) + len(self._lines) > self.MAX_KEPT:
+        kept = len(self._values) + len(self._lines)
+        if site != self.site or kept > max(self.MAX_KEPT, 2 * self._asked):
             self.site = site
             self.forget()
+        self._asked = 0
 
     def forget(self) -> None:
         """Keep nothing (a build failed: its values may not match the site kept)."""
@@ -72,6 +78,7 @@ class Recall:
              make: Callable[[str, datetime], str]) -> str:
         """A page's line of the sitemap's inputs, `make(path, lastmod)`: the one made
         before while the page's last modification is the same."""
+        self._asked += 1
         found = self._lines.get(path)
         if found is not None and found[0] == lastmod:
             return found[1]
@@ -83,6 +90,7 @@ class Recall:
               fresh: bool = False) -> T:
         """The value kept under `name` when it was made from an equal `made_from` (and
         not `fresh`), else `make()`, kept for next time."""
+        self._asked += 1
         found = self._values.get(name)
         if found is not None and not fresh and found[0] == made_from:
             value: T = found[1]
