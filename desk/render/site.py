@@ -62,10 +62,15 @@ def site_units(ctx: RenderContext) -> Units:
         yield from kind.units(ctx)
     pages = sitemap_pages(ctx)
     # Keyed by every page and its last modification: most builds change neither. One
-    # digest of every line, made as they are, so an archive's lines are never all held.
+    # digest of every line, made as they are, so an archive's lines are never all held;
+    # a long-running process holds them anyway (Recall.line), and digests them again
+    # only when one differs.
     recall = ctx.recall
-    line = _sitemap_line if recall is None else partial(recall.line, make=_sitemap_line)
-    listed = digest_all(line(*page) for page in pages)
+    if recall is None:
+        listed = digest_all(_sitemap_line(*page) for page in pages)
+    else:
+        lines = [recall.line(*page, make=_sitemap_line) for page in pages]
+        listed = ctx.kept("sitemap-lines", lines, partial(digest_all, lines))
     yield Unit(urls.SITEMAP, (listed,), lambda: render_sitemap(ctx, pages))
     yield Unit(urls.NEWS_SITEMAP, None, lambda: render_news_sitemap(ctx))  # on the clock
 
