@@ -4,6 +4,7 @@ checks across stories kept up to date find what a full check finds."""
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import threading
@@ -16,6 +17,7 @@ from conftest import tree
 from storygen import REPO, make_corpus, make_story, write_draft, write_story, write_withdrawal
 
 from desk.build import keys
+from desk.build.ahead import pages_ahead
 from desk.build.cache import BuildCache, Session
 from desk.build.inspection import inspect_content
 from desk.build.keys import KeyCache, KeyMaker
@@ -177,6 +179,39 @@ def test_a_new_story_is_shown_ahead_when_it_takes_nothing_new_from_the_others(
                 assert (fresh / name).read_bytes() == data, (what, name)
     finally:
         dev.stop()
+
+
+def test_a_new_story_the_build_would_not_publish_as_saved_is_not_shown_ahead(
+        tmp_path: Path) -> None:
+    """A new file the build does not read as a story, or whose URL or id another story
+    (a held one, or another file of the same save) claims, shows no page ahead: the
+    build would publish none there, or refuse."""
+    content = tmp_path / "content"
+    make_corpus(content, 12)
+    held = make_story(50, published_at=NOW + timedelta(hours=10))  # its URL dated NOW too
+    write_story(content, held)
+    dev = DevServer(lambda base: _config(content, tmp_path, base), ("127.0.0.1", 0), NOW,
+                    False, lambda line: None)
+    try:
+        assert dev.rebuild("start") is not None
+        ctx = dev._session.rendered
+    finally:
+        dev.stop()
+    good = write_story(content, make_story(51, published_at=NOW))
+    assert pages_ahead([str(good)], ctx) is not None  # as a control
+    good.unlink()
+
+    def saved_as(data: dict[str, object], where: Path) -> str:
+        where.parent.mkdir(parents=True, exist_ok=True)
+        where.write_text(json.dumps(data), encoding="utf-8")
+        return str(where)
+
+    outside = saved_as(make_story(52), content / "archive" / "story-52.json")
+    hidden = saved_as(make_story(53), content / "stories" / ".backup" / "story-53.json")
+    clashing = str(write_story(content, make_story(54, published_at=NOW, slug=held["slug"])))
+    twins = [str(write_story(content, make_story(55 + n, id="20000"))) for n in range(2)]
+    for paths in ([outside], [hidden], [clashing], twins):
+        assert pages_ahead(paths, ctx) is None, paths
 
 
 def _in_place(n: int, **changes: object) -> Step:

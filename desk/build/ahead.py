@@ -20,7 +20,7 @@ from pathlib import Path
 
 from desk.build.inspection import inspect_file
 from desk.content.findings import Finding
-from desk.content.loader import DRAFTS, LoadedStory, ParsedStory, Summary
+from desk.content.loader import DRAFTS, STORIES, LoadedStory, ParsedStory, Summary
 from desk.content.models import is_local
 from desk.render import Output
 from desk.render.context import RenderContext
@@ -49,6 +49,7 @@ def pages_ahead(paths: Collection[str], ctx: RenderContext | None) -> Ahead | No
         return None
     outputs: list[Output] = []
     warnings: dict[str, tuple[Finding, ...]] = {}
+    ids: set[str] = set()
     for path in sorted(paths):
         if not Path(path).is_file():
             if story_of(ctx, path) is not None:
@@ -57,18 +58,21 @@ def pages_ahead(paths: Collection[str], ctx: RenderContext | None) -> Ahead | No
         found = _rendered(path, ctx)
         if found is None:
             return None
-        files, url_path, findings = found
+        files, item, findings = found
+        if item.url_path in warnings or item.summary.id in ids:
+            return None  # two saved files claim one URL or id: the build says which
         outputs += files
-        warnings[url_path] = findings
+        warnings[item.url_path] = findings
+        ids.add(item.summary.id)
     if not outputs:
         return None
     return Ahead(tuple(outputs), tuple(warnings), warnings)
 
 
 def _rendered(path: str, ctx: RenderContext
-              ) -> tuple[list[Output], str, tuple[Finding, ...]] | None:
-    """One saved story's files, its page's URL path and its file's warnings (None: not
-    to be rendered ahead)."""
+              ) -> tuple[list[Output], LoadedStory, tuple[Finding, ...]] | None:
+    """One saved story's files, the story and its file's warnings (None: not to be
+    rendered ahead)."""
     if Path(path).suffix != ".json":
         return None
     parsed: dict[str, ParsedStory] = {}
@@ -89,7 +93,7 @@ def _rendered(path: str, ctx: RenderContext
                                      replace(ctx, parsed=parsed), _NOTHING)
     except Exception:  # noqa: BLE001 - whatever it is, the build reports it
         return None
-    return files, item.url_path, findings
+    return files, item, findings
 
 
 def same_place(old: Summary, new: Summary) -> bool:
@@ -103,23 +107,39 @@ def same_place(old: Summary, new: Summary) -> bool:
 
 
 def new_in_place(path: str, item: LoadedStory, ctx: RenderContext) -> bool:
-    """Whether a story new to the site (`path`: its file) takes from the other stories
-    only what it would take once built: it is out by the clock; its id is no other
-    story's and was never published nor withdrawn, and its URL is no redirect's or
-    notice's (no page to move, give notice of or take over); its newsroom is there
-    already under the title it would keep; it names no related story and no image file
-    (whose files a build probes)."""
+    """Whether a story new to the site (`path`: its file, one a build reads) takes from
+    the other stories only what it would take once built in a preview, which shows
+    drafts: it is out by the clock; its id is no other story's and was never published
+    nor withdrawn, and its URL is no other story's, no redirect's or notice's (no page
+    to move, give notice of or take over); its newsroom is there already under the
+    title it would keep; it names no related story and no image file (whose files a
+    build probes)."""
     summary, catalog = item.summary, ctx.catalog
     group = catalog.newsroom_index.get(summary.newsroom)
-    if (group is None or summary.related or any(map(is_local, summary.images))
+    if (not story_file(path, ctx.config.content_dir) or group is None or summary.related
+            or any(map(is_local, summary.images))
             or summary.published_at > ctx.now
             or summary.newsroom_title not in ("", group.title)
             or summary.id in catalog.history.urls or item.url_path in catalog.moved
-            or any(summary.id == n.id or item.url_path == n.path for n in catalog.notices)):
+            # A withdrawn story never published has no URL the catalog knows of.
+            or any(summary.id == n.id or n.path in (None, item.url_path)
+                   for n in catalog.notices)):
         return False
     # A file moved or renamed is no new story: its old file's story is the one to move.
-    return all(s.summary.id != summary.id and s.path != path
+    return all(s.summary.id != summary.id and s.path != path and s.url_path != item.url_path
                for s in (*catalog.published, *catalog.held))
+
+
+def story_file(path: str, content: Path) -> bool:
+    """Whether a build reads a file as a story or a draft: a .json file below the
+    content's stories/ or drafts/ folder, no part of its name hidden (see
+    desk.content.loader.content_files)."""
+    try:
+        parts = Path(path).relative_to(content).parts
+    except ValueError:
+        return False
+    return (len(parts) > 1 and parts[0] in (STORIES, DRAFTS) and parts[-1].endswith(".json")
+            and not any(part.startswith(".") for part in parts))
 
 
 def story_of(ctx: RenderContext, path: str) -> LoadedStory | None:

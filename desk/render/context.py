@@ -64,7 +64,9 @@ class Recall:
 
     def start(self, site: str) -> None:
         """Begin a build under a site key: values made under another are no use."""
-        kept = len(self._values) + len(self._lines)
+        # The story keys count too (those of stories moved or removed are never asked
+        # for again); a build asks for fewer of them than for sitemap lines.
+        kept = len(self._values) + len(self._lines) + len(self.story_keys)
         if site != self.site or kept > max(self.MAX_KEPT, 2 * self._asked):
             self.site = site
             self.forget()
