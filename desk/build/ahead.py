@@ -83,7 +83,7 @@ def _rendered(path: str, ctx: RenderContext
     if old is None:
         if not new_in_place(path, item, ctx):
             return None
-        draft = Path(path).is_relative_to(Path(ctx.config.content_dir) / DRAFTS)
+        draft = story_folder(path, ctx.config.content_dir) == DRAFTS
     elif old.path != path or not same_place(old.summary, item.summary):
         return None
     else:
@@ -116,7 +116,7 @@ def new_in_place(path: str, item: LoadedStory, ctx: RenderContext) -> bool:
     build probes)."""
     summary, catalog = item.summary, ctx.catalog
     group = catalog.newsroom_index.get(summary.newsroom)
-    if (not story_file(path, ctx.config.content_dir) or group is None or summary.related
+    if (story_folder(path, ctx.config.content_dir) is None or group is None or summary.related
             or any(map(is_local, summary.images))
             or summary.published_at > ctx.now
             or summary.newsroom_title not in ("", group.title)
@@ -130,16 +130,18 @@ def new_in_place(path: str, item: LoadedStory, ctx: RenderContext) -> bool:
                for s in (*catalog.published, *catalog.held))
 
 
-def story_file(path: str, content: Path) -> bool:
-    """Whether a build reads a file as a story or a draft: a .json file below the
-    content's stories/ or drafts/ folder, no part of its name hidden (see
-    desk.content.loader.content_files)."""
+def story_folder(path: str, content: Path) -> str | None:
+    """The folder of the content (stories/ or drafts/) a build reads a file from as a
+    story or a draft: a .json file below it, no part of its name hidden (see
+    desk.content.loader.content_files); None for a file no build reads so."""
     try:
         parts = Path(path).relative_to(content).parts
     except ValueError:
-        return False
-    return (len(parts) > 1 and parts[0] in (STORIES, DRAFTS) and parts[-1].endswith(".json")
-            and not any(part.startswith(".") for part in parts))
+        return None
+    if (len(parts) > 1 and parts[0] in (STORIES, DRAFTS) and parts[-1].endswith(".json")
+            and not any(part.startswith(".") for part in parts)):
+        return parts[0]
+    return None
 
 
 def story_of(ctx: RenderContext, path: str) -> LoadedStory | None:
