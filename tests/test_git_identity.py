@@ -4,8 +4,10 @@ byte-equal to one from nothing."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
+import sqlite3
 import shutil
 import subprocess
 from datetime import UTC, datetime
@@ -210,3 +212,46 @@ def test_content_outside_git_and_a_broken_state_build_as_from_nothing(tmp_path: 
     same_size_edit(sorted(content.rglob("story-number-*.json"))[1])
     assert build(config, Clock(NOW)).ok
     assert tree(config.output_dir) == from_nothing(tmp_path, content)
+
+
+def _inspected_rows(cache_dir: Path) -> dict[str, tuple[int, int, int, str]]:
+    """Each inspected file's row in the saved state: its stat and blob id as saved."""
+    (path,) = state_files(cache_dir)
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        rows = db.execute("SELECT path, mtime, size, ino, blob FROM inspected").fetchall()
+    return {row[0]: tuple(row[1:]) for row in rows}
+
+
+def test_hour_after_hour_on_fresh_clones_rewrites_no_row_git_vouches_for(
+        tmp_path: Path) -> None:
+    """A fresh runner's hour: the files git holds unchanged are recalled on git's word
+    without a row of the state rewritten; the files that changed are inspected and saved
+    anew; every hour's site is the one a build from nothing makes."""
+    content = tmp_path / "content"
+    make_corpus(content, 10)
+    committed(content)
+    config = setting(tmp_path, content, "public")
+    assert build(config, Clock(NOW)).ok
+    before = _inspected_rows(tmp_path / "cache")
+    stories = sorted(content.rglob("story-number-*.json"))
+    for hour in range(2):
+        fresh_clone(content)
+        same_size_edit(stories[hour])
+        write_story(content, make_story(40 + hour,
+                                        published_at=datetime(2026, 11, 10, 22, tzinfo=UTC)))
+        git(content, "add", "-A")
+        git(content, "commit", "-q", "-m", f"hour {hour}")
+        history, _ = read_history_file(config.output_dir / ".well-known/desk-urls.json")
+        shutil.rmtree(config.output_dir)  # the runner has the cache, not the site
+        assert build(config, Clock(NOW)).ok
+        assert tree(config.output_dir) == from_nothing(tmp_path, content, history)
+        shutil.rmtree(tmp_path / "from-nothing")
+    after = _inspected_rows(tmp_path / "cache")
+    edited = {str(path) for path in stories[:2]}
+    untouched = set(before) - edited
+    assert untouched and {path: after[path] for path in untouched} == {
+        path: before[path] for path in untouched}
+    for path in edited:  # read again, so saved under the stat and blob of their new bytes
+        assert after[path] != before[path]
+        assert after[path][3] == blob_id(Path(path).read_bytes())
+    assert len(after) == len(before) + 2

@@ -202,6 +202,19 @@ class InspectionCache:
         known = self._state.inspected.get(path)
         return (known.story, known.findings) if known is not None else None
 
+    def vouched(self, path: str) -> Inspected | None:
+        """The inspection of a file git holds unchanged with the blob it was inspected
+        from, once git has been asked (a file of a fresh checkout was touched): no stat
+        taken, nothing restated (a fresh runner's hour would otherwise rewrite every row)."""
+        if self._clean is None:
+            return None
+        known = self._state.inspected.get(path)
+        if known is None or known.story is None or not known.blob:
+            return None
+        if not self._clean.holds(path, known.blob):
+            return None
+        return known.story, known.findings
+
     def recall(self, path: str, stat: Stat | None) -> Inspected | None:
         """The inspection of an unchanged file, if known."""
         known = self._state.inspected.get(path)
@@ -209,7 +222,9 @@ class InspectionCache:
             return None
         if known.stat != stat:
             # Touched but maybe not changed (a fresh checkout): git, else the bytes decide.
-            blob = self._same_bytes(path, stat, known)
+            if self._git_holds(path, stat, known):
+                return known.story, known.findings
+            blob = self._same_bytes(path, known)
             if blob is None:
                 return None
             self._state.inspected[path] = known.restated(stat, blob)
@@ -230,15 +245,20 @@ class InspectionCache:
         for path in [p for p in inspected if p not in listed]:
             del inspected[path]
 
-    def _same_bytes(self, path: str, stat: Stat, known: FileRecord) -> str | None:
+    def _git_holds(self, path: str, stat: Stat, known: FileRecord) -> bool:
+        """Whether git holds a touched file unchanged, of the same size, with the blob
+        `known` was inspected from. Such a record is not restated: the next fresh checkout
+        asks git again, and a build on this checkout asks git rather than re-reading."""
+        return (known.story is not None and bool(known.blob)
+                and stat_size(stat) == stat_size(known.stat)
+                and self._git_clean().holds(path, known.blob))
+
+    @staticmethod
+    def _same_bytes(path: str, known: FileRecord) -> str | None:
         """The blob id of a touched file's bytes when they are the ones `known` was
-        inspected from (None: they are not, or cannot be read): git's word for a file it
-        holds unchanged, of the same size; else its digest, read."""
+        inspected from, by their digest (None: they are not, or cannot be read)."""
         if known.story is None:
             return None
-        if (known.blob and stat_size(stat) == stat_size(known.stat)
-                and self._git_clean().holds(path, known.blob)):
-            return known.blob
         data = _bytes_of(path)
         if data is None or hashlib.sha256(data).hexdigest() != known.story.digest:
             return None
