@@ -7,8 +7,8 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
-import sqlite3
 import shutil
+import sqlite3
 import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
@@ -81,6 +81,11 @@ def test_clean_blobs_name_only_the_files_git_holds_unchanged(tmp_path: Path) -> 
         (content / "stories" / f"{name}.json").write_text(f'{{"name": "{name}"}}\n')
     (content / "stories/executable.json").chmod(0o755)
     os.symlink("clean.json", content / "stories/link.json")
+    # A symlink (not listed) whose name ends as an entry of git's listing would, claiming
+    # other bytes for stories/clean.json: only whole entries count.
+    posing = content / "stories" / f"x H 100644 {'f' * 40} 0\tstories"
+    posing.mkdir()
+    os.symlink("../clean.json", posing / "clean.json")
     committed(content)
     stories = content / "stories"
     same = (stories / "edited.json").read_text().replace("edited", "EDITED")
@@ -109,6 +114,7 @@ def test_clean_blobs_name_only_the_files_git_holds_unchanged(tmp_path: Path) -> 
     shutil.copytree(content, outside, ignore=shutil.ignore_patterns(".git"), symlinks=True)
     assert list(clean_blobs(outside / "stories")) == []
     clean = CleanFiles(blobs.items())
+    assert CleanFiles.of_folder(content)._held == clean._held  # the same numbers, undecoded
     for path, blob in blobs.items():
         assert clean.holds(path, blob)
         assert not clean.holds(path, "0" * 40)  # other bytes at that path

@@ -51,7 +51,7 @@ from desk.build.state import (
 from desk.build.writer import site_id_of, spare_path
 from desk.content.checks import KeptChecks
 from desk.content.findings import Finding
-from desk.content.gitblobs import CleanFiles, blob_id, clean_blobs
+from desk.content.gitblobs import CleanFiles, blob_id
 from desk.content.history import UrlHistory, read_history_file
 from desk.content.listing import ContentListing
 from desk.content.loader import ContentChanged, LoadedStory
@@ -267,8 +267,8 @@ class InspectionCache:
     def _git_clean(self) -> CleanFiles:
         """The content files git holds unchanged, with their blob ids (asked once)."""
         if self._clean is None:
-            self._clean = CleanFiles(clean_blobs(self._content) if self._content is not None
-                                     else ())
+            self._clean = (CleanFiles.of_folder(self._content) if self._content is not None
+                           else CleanFiles(()))
         return self._clean
 
 

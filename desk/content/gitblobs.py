@@ -17,12 +17,11 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import subprocess
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-# git's mode of a regular file, executable or not (symlinks and submodules are others).
-_REGULAR = (b"100644", b"100755")
 # How long git may take to list a large work tree before desk does without it.
 _TIMEOUT = 60.0
 # Variables that would point git at another repository, index or work tree than the
@@ -35,26 +34,33 @@ def blob_id(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\x00" % len(data) + data, usedforsecurity=False).hexdigest()
 
 
+# One entry of `git ls-files --stage -v -z` that names a plain cached file ("H": not
+# assume-unchanged nor skip-worktree), regular, merged (stage 0), with a 40-digit (SHA-1)
+# blob id: a 64-digit one is SHA-256, not ours. Matched only where an entry begins (at
+# the start or after a NUL, which no name holds), so no name can pass for an entry.
+_ENTRY = re.compile(rb"(?:\A|(?<=\x00))H (?:100644|100755) ([0-9a-f]{40}) 0\t([^\x00]*)\x00")
+
+
 def clean_blobs(folder: Path) -> Iterator[tuple[str, str]]:
     """Each tracked regular file below `folder` that git holds unchanged from its index,
     with its blob id: (`folder` joined with the path below it, as the loader names files,
     blob id); none when git cannot tell."""
-    # -v tags each entry: "H" is a plain cached file; others (assume-unchanged,
-    # skip-worktree) are files whose changes git does not look for.
+    for path, blob in _clean_entries(folder):
+        yield os.fsdecode(path), blob.decode("ascii")
+
+
+def _clean_entries(folder: Path) -> Iterator[tuple[bytes, bytes]]:
+    """What clean_blobs yields, as bytes (a fresh runner's build reads 100,000 of them)."""
     listed = _git(folder, "ls-files", "--stage", "-v", "-z")
     modified = _git(folder, "ls-files", "--modified", "-z")
     if listed is None or modified is None:
         return
     dirty = set(modified.split(b"\x00"))
-    prefix = os.fsencode(folder)
-    for entry in listed.split(b"\x00"):
-        meta, tab, name = entry.partition(b"\t")
-        fields = meta.split(b" ")
-        # TAG MODE BLOB STAGE; stage 0 means merged. A 64-digit id is SHA-256: not ours.
-        if (not tab or len(fields) != 4 or fields[0] != b"H" or fields[1] not in _REGULAR
-                or fields[3] != b"0" or len(fields[2]) != 40 or name in dirty):
-            continue
-        yield os.fsdecode(os.path.join(prefix, name)), fields[2].decode("ascii")
+    prefix = os.path.join(os.fsencode(folder), b"")
+    for found in _ENTRY.finditer(listed):
+        blob, name = found.groups()
+        if name not in dirty:
+            yield prefix + name, blob
 
 
 class CleanFiles:
@@ -63,16 +69,28 @@ class CleanFiles:
     fresh runner's build holds one for every story file while it inspects them)."""
 
     def __init__(self, files: Iterable[tuple[str, str]]) -> None:
-        self._held = frozenset(_file_number(path, blob) for path, blob in files)
+        self._held = frozenset(_file_number(_named(path, blob)) for path, blob in files)
+
+    @classmethod
+    def of_folder(cls, folder: Path) -> CleanFiles:
+        """The files below `folder` git holds unchanged (clean_blobs), never decoded."""
+        made = cls(())
+        made._held = frozenset(_file_number(path + b"\x00" + blob)
+                               for path, blob in _clean_entries(folder))
+        return made
 
     def holds(self, path: str, blob: str) -> bool:
         """Whether git holds the file at `path` unchanged with the bytes of this blob."""
-        return _file_number(path, blob) in self._held
+        return _file_number(_named(path, blob)) in self._held
 
 
-def _file_number(path: str, blob: str) -> int:
+def _named(path: str, blob: str) -> bytes:
+    """A file and blob id as one string of bytes (the path's own bytes on the disk)."""
+    return f"{path}\x00{blob}".encode(errors="surrogateescape")
+
+
+def _file_number(named: bytes) -> int:
     # 128 bits of a cryptographic hash: no two files' numbers meet by chance or design.
-    named = f"{path}\x00{blob}".encode(errors="surrogateescape")
     return int.from_bytes(hashlib.blake2b(named, digest_size=16).digest())
 
 
