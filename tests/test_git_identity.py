@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import json
 import os
 import shutil
 import sqlite3
@@ -79,6 +80,9 @@ def test_clean_blobs_name_only_the_files_git_holds_unchanged(tmp_path: Path) -> 
     for name in names:
         (content / "stories").mkdir(parents=True, exist_ok=True)
         (content / "stories" / f"{name}.json").write_text(f'{{"name": "{name}"}}\n')
+    # Names beyond ASCII, one of them no UTF-8 at all: held as the file system names them.
+    for raw in (b"caf\xc3\xa9.json", b"caf\xe9.json"):
+        (content / "stories" / os.fsdecode(raw)).write_text("{}\n")
     (content / "stories/executable.json").chmod(0o755)
     os.symlink("clean.json", content / "stories/link.json")
     # A symlink (not listed) whose name ends as an entry of git's listing would, claiming
@@ -97,7 +101,9 @@ def test_clean_blobs_name_only_the_files_git_holds_unchanged(tmp_path: Path) -> 
     (stories / "untracked.json").write_text("{}\n")
 
     blobs = dict(clean_blobs(content))
-    assert sorted(blobs) == [str(stories / "clean.json"), str(stories / "executable.json")]
+    assert sorted(blobs) == sorted([str(stories / "clean.json"), str(stories / "executable.json"),
+                                    *(str(stories / os.fsdecode(raw))
+                                      for raw in (b"caf\xc3\xa9.json", b"caf\xe9.json"))])
     for path, blob in blobs.items():
         assert blob == blob_id(Path(path).read_bytes())
         assert blob == git(content, "hash-object", path).strip()
@@ -261,3 +267,30 @@ def test_hour_after_hour_on_fresh_clones_rewrites_no_row_git_vouches_for(
         assert after[path] != before[path]
         assert after[path][3] == blob_id(Path(path).read_bytes())
     assert len(after) == len(before) + 2
+
+
+def test_a_checkout_that_converts_line_endings_builds_as_from_nothing(tmp_path: Path) -> None:
+    """git calls a file clean when it matches its blob after converting its line endings
+    (core.autocrlf): the bytes on the disk are then not the blob's. A state made on a
+    checkout without the conversion, used on one with it: a story of one line (the same
+    bytes either way, so git is asked) comes first, then stories whose line breaks grew."""
+    content = tmp_path / "content"
+    make_corpus(content, 6)
+    stories = sorted(content.rglob("story-number-*.json"))
+    stories[0].write_text(json.dumps(json.loads(stories[0].read_text(encoding="utf-8"))),
+                          encoding="utf-8")
+    committed(content)
+    config = setting(tmp_path, content, "public")
+    assert build(config, Clock(NOW)).ok
+    origin = content.with_name("origin")
+    content.rename(origin)
+    subprocess.run(["git", "clone", "-q", "--no-hardlinks", "--config", "core.autocrlf=true",
+                    str(origin), str(content)], check=True)
+    shutil.rmtree(origin)
+    assert b"\r\n" in stories[1].read_bytes() and b"\r" not in stories[0].read_bytes()
+    assert git(content, "ls-files", "--modified") == ""  # clean, in git's view
+    history, _ = read_history_file(config.output_dir / ".well-known/desk-urls.json")
+    shutil.rmtree(config.output_dir)
+
+    assert build(config, Clock(NOW)).ok
+    assert tree(config.output_dir) == from_nothing(tmp_path, content, history)

@@ -7,7 +7,9 @@ Two parts, kept apart:
   - inspected story files (summary, digest, git blob id and findings) by path, valid
     while the file's stat is unchanged, or when only the stat changed (a fresh checkout)
     while git holds the file unchanged with the same blob id (desk.content.gitblobs), or else
-    while its digest is the same; and all only while the check key is the same;
+    while its digest is the same; and all only while the check key is the same. A file
+    git vouches for keeps the stat it was inspected under (a fresh runner's hour rewrites
+    none of their rows);
   - rendered units (a story's three files, a list page and its index.json, a feed...)
     with the key each was rendered under;
   - the spare: what the site before the current one holds, so the writer can recycle
@@ -202,19 +204,6 @@ class InspectionCache:
         known = self._state.inspected.get(path)
         return (known.story, known.findings) if known is not None else None
 
-    def vouched(self, path: str) -> Inspected | None:
-        """The inspection of a file git holds unchanged with the blob it was inspected
-        from, once git has been asked (a file of a fresh checkout was touched): no stat
-        taken, nothing restated (a fresh runner's hour would otherwise rewrite every row)."""
-        if self._clean is None:
-            return None
-        known = self._state.inspected.get(path)
-        if known is None or known.story is None or not known.blob:
-            return None
-        if not self._clean.holds(path, known.blob):
-            return None
-        return known.story, known.findings
-
     def recall(self, path: str, stat: Stat | None) -> Inspected | None:
         """The inspection of an unchanged file, if known."""
         known = self._state.inspected.get(path)
@@ -247,8 +236,11 @@ class InspectionCache:
 
     def _git_holds(self, path: str, stat: Stat, known: FileRecord) -> bool:
         """Whether git holds a touched file unchanged, of the same size, with the blob
-        `known` was inspected from. Such a record is not restated: the next fresh checkout
-        asks git again, and a build on this checkout asks git rather than re-reading."""
+        `known` was inspected from. The size too: git calls a file clean when it matches
+        the blob after its line-ending conversion (core.autocrlf, eol attributes), which
+        adds bytes to any file with a line break. Such a record is not restated: the next
+        fresh checkout asks git again, and a build on this checkout asks git rather than
+        reading the file."""
         return (known.story is not None and bool(known.blob)
                 and stat_size(stat) == stat_size(known.stat)
                 and self._git_clean().holds(path, known.blob))

@@ -133,7 +133,7 @@ def _inspect_files(paths: list[str], config: Config, cache: InspectionCache | No
     results: dict[str, Inspected] = {}
     todo: list[tuple[str, Stat | None]] = []
     for path in paths:
-        known = (cache.unchanged(path) or cache.vouched(path)) if cache is not None else None
+        known = cache.unchanged(path) if cache is not None else None
         if known is not None:
             results[path] = known
             continue

@@ -17,9 +17,9 @@ before a record can be made of it), and the stories' texts stay in it until a pa
 them, as do the units' index.json digests until a list shows them (StateFile): an
 hourly build holds little more than what orders and keys them.
 Written as the difference from what was read: an hourly build rewrites the rows of the
-stories it touched (and, after a fresh checkout, every file's stat), not the archive. A
-generation token guards the difference: when the file on disk is not the one this state
-was read from, it is written whole instead.
+stories it touched (and, after a fresh checkout, the stat of each file git does not
+vouch for), not the archive. A generation token guards the difference: when the file
+on disk is not the one this state was read from, it is written whole instead.
 Every write is one transaction (or a whole new file moved into place): a build that
 dies meanwhile leaves the last good state. A state that cannot be read, or whose row
 counts differ from the ones it records, is no state at all: the build starts afresh.

@@ -4,9 +4,12 @@ A fresh clone gives every file a new stat, so the inspection cache cannot tell a
 unchanged story file from an edited one without reading and hashing it. Git can: its
 index holds each tracked file's blob id, and the stat it saw when it wrote the file, so
 `git ls-files --modified` lists the files that differ from the index for the price of a
-stat each. A file git calls clean has the bytes of its blob; its blob id is then a second
-identity of those bytes (desk.build.cache compares it with the blob id of the bytes it last
-inspected, computed by desk itself, never taken from git for a file it read).
+stat each. A file git calls clean has the bytes of its blob, after git's conversion of
+its line endings (core.autocrlf, eol attributes), which adds a byte to each line break:
+so desk.build.cache takes git's word only for a file of the size it inspected. Its blob id
+is then a second identity of those bytes (desk.build.cache compares it with the blob id of
+the bytes it last inspected, computed by desk itself, never taken from git for a file it
+read).
 
 Anything unusual means no blob ids (and the bytes decide, as without git): no git, a
 folder outside a work tree, a repository of another hash, a file git says is modified,
@@ -85,8 +88,9 @@ class CleanFiles:
 
 
 def _named(path: str, blob: str) -> bytes:
-    """A file and blob id as one string of bytes (the path's own bytes on the disk)."""
-    return f"{path}\x00{blob}".encode(errors="surrogateescape")
+    """A file and blob id as one string of bytes (the path's own bytes on the disk, as
+    the file system encoding makes them: git's listing gives those)."""
+    return os.fsencode(path) + b"\x00" + blob.encode("ascii")
 
 
 def _file_number(named: bytes) -> int:
