@@ -8,6 +8,7 @@ import os
 import re
 import socket
 import threading
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -117,16 +118,26 @@ def test_reload_script_only_in_served_html(server: DevServer) -> None:
     json.loads(data)
 
 
+# How long a test waits for the next reload event at most. The channel sends keep-alive
+# comments meanwhile, so without a bound a test waiting for an event that never comes
+# would wait forever rather than fail.
+EVENT_WAIT = 120.0
+
+
 def events(dev: DevServer) -> Iterator[str]:
-    """The data lines of the reload channel."""
+    """The data lines of the reload channel (AssertionError: none within EVENT_WAIT)."""
     connection = http.client.HTTPConnection(dev.host, dev.port, timeout=20)
     connection.request("GET", "/__desk/events")
     response = connection.getresponse()
     assert response.getheader("Content-Type") == "text/event-stream; charset=utf-8"
     try:
+        last = time.monotonic()
         while line := response.readline():
             if line.startswith(b"data: "):
                 yield line[6:].strip().decode()
+                last = time.monotonic()
+            elif time.monotonic() - last > EVENT_WAIT:
+                raise AssertionError(f"no reload event within {EVENT_WAIT:.0f} s")
     finally:
         connection.close()
 
