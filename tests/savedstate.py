@@ -36,3 +36,10 @@ def set_unit_keys(path: Path, key: str) -> int:
     """Give every unit of a saved state the same key; the number of units."""
     with _opened(path) as db:
         return db.execute("UPDATE units SET key = ?", (key,)).rowcount
+
+
+def inspected_rows(path: Path) -> dict[str, tuple[Any, ...]]:
+    """Each inspected file's row in a saved state: its stat and blob id as saved."""
+    with _opened(path) as db:
+        rows = db.execute("SELECT path, mtime, size, ino, blob FROM inspected").fetchall()
+    return {row[0]: tuple(row[1:]) for row in rows}

@@ -4,19 +4,18 @@ byte-equal to one from nothing."""
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import json
 import os
 import shutil
-import sqlite3
 import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import tree
-from savedstate import state_files
+from savedstate import inspected_rows, state_files
 from storygen import REPO, make_corpus, make_story, write_story
 
 from desk.build.cache import BuildCache, FileRecord, InspectionCache, file_stat
@@ -226,12 +225,9 @@ def test_content_outside_git_and_a_broken_state_build_as_from_nothing(tmp_path: 
     assert tree(config.output_dir) == from_nothing(tmp_path, content)
 
 
-def _inspected_rows(cache_dir: Path) -> dict[str, tuple[int, int, int, str]]:
-    """Each inspected file's row in the saved state: its stat and blob id as saved."""
+def _inspected_rows(cache_dir: Path) -> dict[str, tuple[Any, ...]]:
     (path,) = state_files(cache_dir)
-    with contextlib.closing(sqlite3.connect(path)) as db:
-        rows = db.execute("SELECT path, mtime, size, ino, blob FROM inspected").fetchall()
-    return {row[0]: tuple(row[1:]) for row in rows}
+    return inspected_rows(path)
 
 
 def test_hour_after_hour_on_fresh_clones_rewrites_no_row_git_vouches_for(

@@ -71,26 +71,23 @@ class CleanFiles:
     blob id: a set of them is a third of the size of a mapping of paths to blob ids (a
     fresh runner's build holds one for every story file while it inspects them)."""
 
-    def __init__(self, files: Iterable[tuple[str, str]]) -> None:
+    def __init__(self, files: Iterable[tuple[str | bytes, str | bytes]]) -> None:
         self._held = frozenset(_file_number(_named(path, blob)) for path, blob in files)
 
     @classmethod
     def of_folder(cls, folder: Path) -> CleanFiles:
         """The files below `folder` git holds unchanged (clean_blobs), never decoded."""
-        made = cls(())
-        made._held = frozenset(_file_number(path + b"\x00" + blob)
-                               for path, blob in _clean_entries(folder))
-        return made
+        return cls(_clean_entries(folder))
 
     def holds(self, path: str, blob: str) -> bool:
         """Whether git holds the file at `path` unchanged with the bytes of this blob."""
         return _file_number(_named(path, blob)) in self._held
 
 
-def _named(path: str, blob: str) -> bytes:
+def _named(path: str | bytes, blob: str | bytes) -> bytes:
     """A file and blob id as one string of bytes (the path's own bytes on the disk, as
     the file system encoding makes them: git's listing gives those)."""
-    return os.fsencode(path) + b"\x00" + blob.encode("ascii")
+    return os.fsencode(path) + b"\x00" + (blob if isinstance(blob, bytes) else blob.encode())
 
 
 def _file_number(named: bytes) -> int:
