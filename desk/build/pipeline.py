@@ -16,7 +16,8 @@ is no second path. Walking one story through:
    by desk.build.target) stages them;
 4. the pages around the stories (desk.render.site's registry) follow the same way;
 5. its page is indexed for search with the other new and edited ones (desk.search.index, in
-   bundles laid out by desk.search.bundles);
+   bundles laid out by desk.search.bundles), by Pagefind in its own process while step 4
+   runs;
 6. the staged site is swapped in whole and the cache (desk.build.cache) saved for next time.
 """
 
@@ -68,7 +69,7 @@ from desk.render.site import site_units
 from desk.render.story import RenderedStory, Wanted, render_story_unit
 from desk.render.templates import make_environment, site_context, template_finding
 from desk.render.view import story_page_inputs
-from desk.search.index import Indexed, Pages, index_search
+from desk.search.index import Indexed, Indexing, Pages, start_search
 
 Progress = Callable[[int, int], None]
 
@@ -190,12 +191,7 @@ def _build(config: Config, clock: Clock, target: Target, cache: BuildCache,
         if cache.session is not None:  # not the parsed stories: a start may have many
             cache.session.tell_rendered(replace(ctx, parsed={}))
         plan = Plan(keys, ledger, writer, sorted_out.stand_ins)
-        render_site(ctx, plan, assets, cache.session, workers)
-        timer.lap("render")
-        indexed = Indexed()
-        if config.search:
-            indexed = _index_search(ctx, cache, ledger, writer)
-            timer.lap("search")
+        indexed = _render_and_index(ctx, plan, assets, (cache, workers), timer)
         findings += indexed.findings
         writer.swap_in(site_id := _site_id(ledger, cache.session))
         timer.lap("write")
@@ -280,10 +276,31 @@ def _site_id(ledger: Ledger, session: Session | None) -> str:
     return session.site_ids.site_id(ledger.units) if session is not None else ledger.site_id()
 
 
-def _index_search(ctx: RenderContext, cache: BuildCache, ledger: Ledger, writer: SiteWriter
-                  ) -> Indexed:
-    """The search index of this build: pages from the staged site, the copies of the
-    fresh pages kept beside the saved state, or rendered again."""
+def _render_and_index(ctx: RenderContext, plan: Plan, assets: tuple[Asset, ...],
+                      using: tuple[BuildCache, Workers], timer: Timer) -> Indexed:
+    """Every file of the site and the search index: the stories first, then the search
+    index of them (Pagefind, in its own process) while the pages around them render."""
+    cache, workers = using
+    ctx = render_story_pages(ctx, plan, cache.session, workers)
+    if not ctx.config.search:
+        render_around(ctx, plan, assets, workers)
+        timer.lap("render")
+        return Indexed()
+    indexing = _start_search(ctx, cache, plan.ledger, plan.writer)
+    try:
+        render_around(ctx, plan, assets, workers)
+        timer.lap("render")
+        indexed = indexing.finish()
+    finally:
+        indexing.cancel()  # after a failure: no Pagefind left running, no scratch folder
+    timer.lap("search")  # the part of indexing the pages around the stories did not hide
+    return indexed
+
+
+def _start_search(ctx: RenderContext, cache: BuildCache, ledger: Ledger, writer: SiteWriter
+                  ) -> Indexing:
+    """The search index of this build, started: pages from the staged site, the copies
+    of the fresh pages kept beside the saved state, or rendered again."""
     published = ctx.catalog.published
     by_url = {item.url_path: item for item in published}
     nothing = Wanted(frozenset(), frozenset())
@@ -293,8 +310,8 @@ def _index_search(ctx: RenderContext, cache: BuildCache, ledger: Ledger, writer:
         return outputs[0].data
 
     copies = search_copies(cache.file) if cache.file else None
-    return index_search(published, cache.state.search_of(writer.previous_id), ledger, writer,
-                        ctx.config, Pages(writer.path, copies, render))
+    return start_search(published, cache.state.search_of(writer.previous_id),
+                        (ledger, writer, Pages(writer.path, copies, render)), ctx.config)
 
 
 def _published(config: Config, clock: Clock, target: Target, cache: BuildCache, jobs: int
@@ -435,19 +452,26 @@ def render_context(catalog: Catalog, config: Config, clock: Clock, session: Sess
                          clock.now)
 
 
-def render_site(ctx: RenderContext, plan: Plan, assets: tuple[Asset, ...],
-                session: Session | None, workers: Workers) -> None:
-    """Every file of the site: stories first, then the pages around them, then assets."""
+def render_story_pages(ctx: RenderContext, plan: Plan, session: Session | None,
+                       workers: Workers) -> RenderContext:
+    """Every story kept or rendered: the context with what the pages around them need."""
     cached = session.feed_entries if session is not None else {}
     in_feeds = frozenset(feed_members(ctx.catalog, ctx.config))
     ctx = replace(ctx, stories=render_stories(ctx, plan, cached, in_feeds, workers))
+    if session is not None:  # keep the entries that feeds may show next time
+        members = {ctx.story_key(p, "") for p in in_feeds}
+        session.feed_entries = {k: e for k, e in ctx.stories.entries.items() if k in members}
+    return ctx
+
+
+def render_around(ctx: RenderContext, plan: Plan, assets: tuple[Asset, ...],
+                  workers: Workers) -> None:
+    """Every file of the site besides the stories (render_story_pages first): the pages
+    around them, then the assets."""
     plan.write(site_units(ctx), workers.jobs,
                partial(describe_failure, templates_dir=ctx.config.templates_dir))
     for asset in assets:
         plan.writer.copy(asset.source, asset.path)
-    if session is not None:  # keep the entries that feeds may show next time
-        members = {ctx.story_key(p, "") for p in in_feeds}
-        session.feed_entries = {k: e for k, e in ctx.stories.entries.items() if k in members}
 
 
 def render_stories(ctx: RenderContext, plan: Plan, entries: dict[str, object],

@@ -132,8 +132,14 @@ def compaction(live: dict[str, int], stale: dict[str, int], bundle_pages: int
 def stale_tokens(kept: dict[str, tuple[str, ...]], members: Iterable[Member]
                  ) -> list[str]:
     """The entries of the published sealed bundles that are no longer current."""
+    return sorted({t for tokens in stale_by_bundle(kept, members).values() for t in tokens})
+
+
+def stale_by_bundle(kept: dict[str, tuple[str, ...]], members: Iterable[Member]
+                    ) -> dict[str, tuple[str, ...]]:
+    """Each sealed bundle's entries that are no longer current, by bundle."""
     current = {m.token for m in members}
-    return sorted({t for tokens in kept.values() for t in tokens if t not in current})
+    return {name: tuple(t for t in tokens if t not in current) for name, tokens in kept.items()}
 
 
 def sealed_bundle(entries: Iterable[str], engine: str) -> str:

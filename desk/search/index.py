@@ -7,6 +7,11 @@ A bundle is indexed by running Pagefind's CLI over a scratch folder of hard link
 just its story pages, at their site paths (so the URLs in the index are right), and
 written straight into the staged site. `/search/bundles.json` tells the search page
 which bundles to merge and which of their entries are stale.
+
+The runs go one at a time, the first in the background: a build starts it once the
+story pages are staged (start_search) and renders the pages around the stories while
+Pagefind indexes, on a core of its own; then it waits (Indexing.finish), or stops the
+run when the build fails (Indexing.cancel).
 """
 
 from __future__ import annotations
@@ -15,12 +20,14 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
+from typing import IO
 
 import orjson
 
@@ -32,7 +39,15 @@ from desk.content.digests import digest, search_entry
 from desk.content.findings import Finding
 from desk.content.loader import LoadedStory
 from desk.render import Output
-from desk.search.bundles import FRESH, Limits, Member, plan, sealed_bundle, stale_tokens
+from desk.search.bundles import (
+    FRESH,
+    Layout,
+    Limits,
+    Member,
+    plan,
+    sealed_bundle,
+    stale_by_bundle,
+)
 
 # Bump when what desk gives Pagefind changes in a way old bundles should not be kept.
 FORMAT = "desk-search/1"
@@ -118,70 +133,147 @@ def members_of(published: Sequence[LoadedStory]) -> list[Member]:
     return [Member(s.url_path, search_entry(s.url_path, s.digest)) for s in stories]
 
 
-def index_search(published: Sequence[LoadedStory], previous: Sealed, ledger: Ledger,
-                 writer: SiteWriter, config: Config, pages: Pages | None = None) -> Indexed:
-    """Lay out, index and keep the bundles of this build; write the manifest (`pages`:
-    where the pages to index come from; default: the staged site)."""
-    pages = pages or Pages(writer.path)
+def start_search(published: Sequence[LoadedStory], previous: Sealed,
+                 using: tuple[Ledger, SiteWriter, Pages], config: Config) -> Indexing:
+    """Lay out this build's bundles and start indexing the first one (once the story
+    pages are staged): the caller renders the pages around the stories meanwhile, then
+    calls `finish` (or `cancel` when it fails)."""
+    ledger, writer, _ = using
     members = members_of(published)
     known = {n: t for n, t in previous.items() if ledger.known(unit_of(n), n)}
     layout = plan(members, known, Limits(config.search_bundle_pages, config.search_fresh_pages))
     writer.flush()  # the story pages are linked from the staged site
-    done = Indexed()
-    merged: set[str] = set()
-    for group in layout.seal:
-        name = sealed_bundle((m.token for m in group), engine())
-        if _index(name, name, group, (ledger, writer, pages), done.findings):
-            done.sealed[name] = tuple(m.token for m in group)
-            merged.update(layout.merged)
-    for name, tokens in layout.kept.items():
-        if name not in merged and ledger.reuse(unit_of(name), name) is not None:
-            done.sealed[name] = tokens
+    runs = [_Run(sealed_bundle((m.token for m in group), engine()), group)
+            for group in layout.seal]
+    fresh_key, fresh_kept = "", False
     if layout.fresh:
-        key = digest(engine(), *(f"{m.url}={ledger.units[m.url].key}" for m in layout.fresh
-                                 if m.url in ledger.units))
-        done.fresh = (ledger.reuse(unit_of(FRESH), key) is not None
-                      or _index(FRESH, key, layout.fresh, (ledger, writer, pages),
-                                done.findings))
-    pages.keep_copies(layout.fresh if done.fresh else ())
-    writer.write([Output(urls.SEARCH_BUNDLES, manifest(done, members, config))])
-    return done
+        fresh_key = digest(engine(), *(f"{m.url}={ledger.units[m.url].key}"
+                                       for m in layout.fresh if m.url in ledger.units))
+        fresh_kept = ledger.reuse(unit_of(FRESH), fresh_key) is not None
+        if not fresh_kept:
+            runs.append(_Run(FRESH, layout.fresh, fresh_key))
+    # The stale entries now, not the 100,000 members: they are not held while the pages
+    # around the stories render. A bundle sealed by this build holds none.
+    indexing = Indexing(layout, stale_by_bundle(layout.kept, members), runs, using, config,
+                        fresh_kept)
+    if runs:
+        indexing.launch(runs[0])
+    return indexing
 
 
-def manifest(done: Indexed, members: Sequence[Member], config: Config) -> bytes:
+@dataclass
+class _Run:
+    """One Pagefind run: a bundle's name, its stories and its key (a sealed bundle's is
+    its name), and, once started, its scratch folder, process and log."""
+
+    name: str
+    group: Sequence[Member]
+    key: str = ""
+    scratch: Path | None = None
+    process: subprocess.Popen[bytes] | None = None
+    log: IO[bytes] | None = None
+    problem: str | None = None
+
+
+class Indexing:
+    """The Pagefind runs of one build, one at a time: the first runs while the build
+    renders the pages around the stories (Pagefind on one core, desk on the other), the
+    others when the build asks for the result."""
+
+    def __init__(self, layout: Layout, stale: dict[str, tuple[str, ...]], runs: list[_Run],
+                 using: tuple[Ledger, SiteWriter, Pages], config: Config,
+                 fresh_kept: bool = False) -> None:
+        self._layout = layout
+        self._stale = stale
+        self._runs = runs
+        self._ledger, self._writer, self._pages = using
+        self._config = config
+        self._fresh_kept = fresh_kept  # the last build's fresh bundle, kept as it is
+
+    def launch(self, run: _Run) -> None:
+        """Stage the run's pages in a scratch folder and start Pagefind over them."""
+        writer = self._writer
+        writer.clear(unit_of(run.name))
+        out = writer.out_dir
+        run.scratch = out.parent / f"{staging_prefix(out)}search-{uuid.uuid4().hex[:12]}"
+        _link_pages(run.scratch, self._pages, run.group)
+        # What Pagefind says, read only when it fails; open while it runs (closed in _close).
+        run.log = tempfile.TemporaryFile()  # noqa: SIM115
+        try:
+            run.process = subprocess.Popen(
+                [sys.executable, "-m", "pagefind", "--site", str(run.scratch),
+                 "--output-path", str(self._target(run)), "--silent"],
+                stdin=subprocess.DEVNULL, stdout=run.log, stderr=subprocess.STDOUT)
+        except OSError as exc:
+            run.problem = str(exc)
+
+    def finish(self) -> Indexed:
+        """Wait for every run, record the bundles and write the manifest."""
+        layout, ledger, done = self._layout, self._ledger, Indexed()
+        merged: set[str] = set()
+        for run in self._runs:
+            if run.scratch is None:
+                self.launch(run)
+            recorded = self._recorded(run, done.findings)
+            if run.name == FRESH:
+                done.fresh = recorded
+            elif recorded:
+                done.sealed[run.name] = tuple(m.token for m in run.group)
+                merged.update(layout.merged)  # kept until their replacement is indexed
+        for name, tokens in layout.kept.items():
+            if name not in merged and ledger.reuse(unit_of(name), name) is not None:
+                done.sealed[name] = tokens
+        done.fresh = done.fresh or self._fresh_kept
+        self._pages.keep_copies(layout.fresh if done.fresh else ())
+        self._writer.write([Output(urls.SEARCH_BUNDLES,
+                                   manifest(done, self._stale, self._config))])
+        return done
+
+    def cancel(self) -> None:
+        """Stop any run still going and remove the scratch folders (after a failure)."""
+        for run in self._runs:
+            if run.process is not None and run.process.poll() is None:
+                run.process.kill()
+                run.process.wait()
+            self._close(run)
+
+    def _target(self, run: _Run) -> Path:
+        return self._writer.path / urls.relative_file(unit_of(run.name)).rpartition("/")[0]
+
+    def _recorded(self, run: _Run, findings: list[Finding]) -> bool:
+        """Wait for a run and record its bundle (False, with a finding, when Pagefind
+        failed: the site is published without it)."""
+        if run.problem is None and run.process is not None:
+            run.problem = _outcome(run.process, run.log)
+        self._close(run)
+        writer, target = self._writer, self._target(run)
+        if run.problem is not None or not target.is_dir():
+            findings.append(Finding(str(writer.out_dir), "", "search",
+                                    f"search index not built: {run.problem or 'no output'}",
+                                    severity="warning"))
+            shutil.rmtree(target, ignore_errors=True)
+            return False
+        files = _bundle_files(target, writer.path)
+        writer.adopt(files, sum((writer.path / f).stat().st_size for f in files))
+        self._ledger.record_files(unit_of(run.name), run.key or run.name, files)
+        return True
+
+    @staticmethod
+    def _close(run: _Run) -> None:
+        if run.scratch is not None:
+            shutil.rmtree(run.scratch, ignore_errors=True)
+        if run.log is not None:
+            run.log.close()
+            run.log = None
+
+
+def manifest(done: Indexed, stale: dict[str, tuple[str, ...]], config: Config) -> bytes:
     """The search page's bundles.json: where the bundles to merge are (the first one's
     code runs the search: the fresh one's when there is one) and the stale entries of
-    the sealed ones."""
+    the sealed ones (`stale`: by sealed bundle the last build left)."""
     names = ([FRESH] if done.fresh else []) + sorted(done.sealed)
     return orjson.dumps({"bundles": [urls.href(config, unit_of(n)) for n in names],
-                         "stale": stale_tokens(done.sealed, members)})
-
-
-def _index(name: str, key: str, group: Sequence[Member],
-           using: tuple[Ledger, SiteWriter, Pages], findings: list[Finding]) -> bool:
-    """Index one bundle into the staged site and record it (False, with a finding, when
-    Pagefind failed: the site is published without it)."""
-    ledger, writer, pages = using
-    unit = unit_of(name)
-    writer.clear(unit)
-    target = writer.path / urls.relative_file(unit).rpartition("/")[0]
-    out = writer.out_dir
-    scratch = out.parent / f"{staging_prefix(out)}search-{uuid.uuid4().hex[:12]}"
-    try:
-        _link_pages(scratch, pages, group)
-        problem = run_pagefind(scratch, target)
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-    if problem is not None or not target.is_dir():
-        findings.append(Finding(str(writer.out_dir), "", "search",
-                                f"search index not built: {problem or 'no output'}",
-                                severity="warning"))
-        shutil.rmtree(target, ignore_errors=True)
-        return False
-    files = _bundle_files(target, writer.path)
-    writer.adopt(files, sum((writer.path / f).stat().st_size for f in files))
-    ledger.record_files(unit, key, files)
-    return True
+                         "stale": sorted({t for n in done.sealed for t in stale.get(n, ())})})
 
 
 def _link_pages(scratch: Path, pages: Pages, group: Sequence[Member]) -> None:
@@ -194,18 +286,22 @@ def _link_pages(scratch: Path, pages: Pages, group: Sequence[Member]) -> None:
         pages.place(member, target)
 
 
-def run_pagefind(site: Path, output: Path) -> str | None:
-    """Run Pagefind over a folder of story pages (None: done; else what went wrong)."""
+def _outcome(process: subprocess.Popen[bytes], log: IO[bytes] | None) -> str | None:
+    """How a Pagefind run ended (None: done; else what went wrong)."""
     try:
-        result = subprocess.run([sys.executable, "-m", "pagefind", "--site", str(site),
-                                 "--output-path", str(output), "--silent"],
-                                capture_output=True, text=True, timeout=_TIMEOUT)
-    except (OSError, subprocess.TimeoutExpired) as exc:
+        code = process.wait(timeout=_TIMEOUT)
+    except subprocess.TimeoutExpired as exc:
+        process.kill()
+        process.wait()
         return str(exc)
-    if result.returncode != 0:
-        reason = (result.stderr or result.stdout).strip().splitlines()[-1:] or ["failed"]
-        return reason[0]
-    return None
+    if code == 0:
+        return None
+    said = b""
+    if log is not None:
+        log.seek(0)
+        said = log.read()
+    reason = said.decode(errors="replace").strip().splitlines()[-1:] or ["failed"]
+    return reason[0]
 
 
 def _bundle_files(folder: Path, site: Path) -> tuple[str, ...]:
