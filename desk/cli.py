@@ -46,6 +46,7 @@ from desk.config import (
 )
 from desk.content.catalog import Clock
 from desk.content.findings import Finding, sort_findings
+from desk.content.gitblobs import GitListing, checked_out_since
 from desk.content.history import UrlHistory, read_history_file
 from desk.content.media import media_findings
 from desk.publish.annotations import annotation
@@ -221,12 +222,26 @@ def build_command(content: Path | None, out: Path | None, base_url: str | None,
         raise click.UsageError(str(exc)) from None
     state_file = BuildCache.file_for(config.cache_dir, out) if mode.uses_cache else None
     # One writer per site and per cache, from before the cache is read until it is saved.
-    with locked("build", guarded_by(out, state_file), no_wait, level):
+    with (locked("build", guarded_by(out, state_file), no_wait, level),
+          _early_git(config.content_dir, state_file) as listing):
         cache = BuildCache.saved_for(config.cache_dir, out) if mode.uses_cache else BuildCache()
+        cache.git = listing
         if not mode.keeps_pages:
             cache.state.disown()
         _run_build(BuildRun(config, mode.target(out), cache, jobs, level, report_file),
                    Clock(now or datetime.now(UTC), future, drafts, hold_back), url_history)
+
+
+@contextlib.contextmanager
+def _early_git(content: Path, state_file: Path | None) -> Iterator[GitListing | None]:
+    """git's listing of the content, started now when a build will likely ask git which
+    files are unchanged (a checkout since the state was saved: a fresh runner's clone):
+    git lists them on one core while desk reads the saved state on the other."""
+    if state_file is None or not checked_out_since(content, state_file):
+        yield None
+        return
+    with GitListing(content) as listing:
+        yield listing
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,7 @@ from desk.build.pipeline import build
 from desk.build.state import packed_stat, stat_values
 from desk.config import Config, load_config
 from desk.content.catalog import Clock
-from desk.content.gitblobs import CleanFiles, blob_id, clean_blobs
+from desk.content.gitblobs import CleanFiles, GitListing, blob_id, checked_out_since, clean_blobs
 from desk.content.history import UrlHistory, read_history_file
 
 NOW = datetime(2026, 11, 11, tzinfo=UTC)
@@ -119,7 +120,8 @@ def test_clean_blobs_name_only_the_files_git_holds_unchanged(tmp_path: Path) -> 
     shutil.copytree(content, outside, ignore=shutil.ignore_patterns(".git"), symlinks=True)
     assert list(clean_blobs(outside / "stories")) == []
     clean = CleanFiles(blobs.items())
-    assert CleanFiles.of_folder(content)._held == clean._held  # the same numbers, undecoded
+    with GitListing(content) as listing:  # the same numbers, undecoded
+        assert CleanFiles.of_listing(listing)._held == clean._held
     for path, blob in blobs.items():
         assert clean.holds(path, blob)
         assert not clean.holds(path, "0" * 40)  # other bytes at that path
@@ -178,10 +180,13 @@ def test_a_record_with_another_blob_or_size_is_not_recalled(tmp_path: Path) -> N
             path, stat) is None
 
 
-def test_fresh_clone_with_local_changes_builds_as_from_nothing(tmp_path: Path) -> None:
+@pytest.mark.parametrize("run", ["build", "command"])
+def test_fresh_clone_with_local_changes_builds_as_from_nothing(tmp_path: Path, run: str
+                                                               ) -> None:
     """The hourly run on a fresh clone, with the kinds of change git must not hide: an
     edit not committed (same size), an untracked story, a deleted one, one edit git was
-    told not to look at."""
+    told not to look at. `desk build` (a process of its own) starts git's listing
+    before it reads the saved state, as the checkout is newer than the state."""
     content = tmp_path / "content"
     make_corpus(content, 12)
     committed(content)
@@ -197,8 +202,17 @@ def test_fresh_clone_with_local_changes_builds_as_from_nothing(tmp_path: Path) -
     history, _ = read_history_file(config.output_dir / ".well-known/desk-urls.json")
     shutil.rmtree(config.output_dir)  # the runner has no site, only the cache
 
-    report = build(config, Clock(NOW))
-    assert report.ok
+    if run == "build":
+        assert build(config, Clock(NOW)).ok
+    else:
+        (state,) = state_files(tmp_path / "cache")
+        assert checked_out_since(content, state)
+        subprocess.run([sys.executable, "-m", "desk", "build", "-q",
+                        "--config", str(REPO / "pyproject.toml"), "--no-search",
+                        "--content", str(content), "--out", str(config.output_dir),
+                        "--cache-dir", str(tmp_path / "cache"), "--now", NOW.isoformat()],
+                       check=True)
+        assert not checked_out_since(content, state)  # saved after the clone
     assert tree(config.output_dir) == from_nothing(tmp_path, content, history)
     for story in stories[1:3]:
         page = tree(config.output_dir)
@@ -290,3 +304,23 @@ def test_a_checkout_that_converts_line_endings_builds_as_from_nothing(tmp_path: 
 
     assert build(config, Clock(NOW)).ok
     assert tree(config.output_dir) == from_nothing(tmp_path, content, history)
+
+
+def test_a_checkout_is_newer_than_the_state_only_until_a_build_saves_it(tmp_path: Path
+                                                                          ) -> None:
+    """When `desk build` starts git's listing early: after a clone or a commit newer than
+    the saved state, in the repository's own folder or one below it; never with no state,
+    nor outside git."""
+    content = tmp_path / "site" / "content"
+    make_corpus(content, 2)
+    state = tmp_path / "state.sqlite"
+    assert not checked_out_since(content, state)  # nothing saved
+    state.write_bytes(b"")
+    assert not checked_out_since(content, state)  # no repository
+    committed(tmp_path / "site")
+    os.utime(state, ns=(0, 0))
+    assert checked_out_since(content, state)
+    assert checked_out_since(tmp_path / "site", state)
+    state.touch()
+    os.utime(tmp_path / "site/.git/index", ns=(1, 1))
+    assert not checked_out_since(content, state)

@@ -53,7 +53,7 @@ from desk.build.state import (
 from desk.build.writer import site_id_of, spare_path
 from desk.content.checks import KeptChecks
 from desk.content.findings import Finding
-from desk.content.gitblobs import CleanFiles, blob_id
+from desk.content.gitblobs import CleanFiles, GitListing, blob_id
 from desk.content.history import UrlHistory, read_history_file
 from desk.content.listing import ContentListing
 from desk.content.loader import ContentChanged, LoadedStory
@@ -115,6 +115,9 @@ class BuildCache:
     # folder hold (desk serve's start: its folder may hold the site of an older preview,
     # or of another site, not the history the site's own build starts from).
     start_history: UrlHistory | None = None
+    # git's listing of the content folder, started before the state was read when git
+    # is likely to be asked (desk.content.gitblobs.checked_out_since); its owner closes it.
+    git: GitListing | None = None
 
     @classmethod
     def saved_for(cls, cache_dir: Path, out_dir: Path) -> BuildCache:
@@ -186,10 +189,12 @@ class InspectionCache:
     content folder, when git may be asked which of its files are unchanged)."""
 
     def __init__(self, state: SavedState, check_key: str,
-                 changed: set[str] | None = None, content: Path | None = None) -> None:
+                 changed: set[str] | None = None, content: Path | None = None,
+                 listing: GitListing | None = None) -> None:
         self._state = state
         self._changed = changed
         self._content = content
+        self._listing = listing  # git's listing of `content`, already started
         self._clean: CleanFiles | None = None
         if state.check_key != check_key:
             state.inspected.clear()
@@ -257,10 +262,16 @@ class InspectionCache:
         return blob_id(data)
 
     def _git_clean(self) -> CleanFiles:
-        """The content files git holds unchanged, with their blob ids (asked once)."""
+        """The content files git holds unchanged, with their blob ids (asked once: by
+        the listing started before the state was read, if any)."""
         if self._clean is None:
-            self._clean = (CleanFiles.of_folder(self._content) if self._content is not None
-                           else CleanFiles(()))
+            if self._listing is not None:
+                self._clean = CleanFiles.of_listing(self._listing)
+            elif self._content is not None:
+                with GitListing(self._content) as listing:
+                    self._clean = CleanFiles.of_listing(listing)
+            else:
+                self._clean = CleanFiles(())
         return self._clean
 
 

@@ -362,7 +362,8 @@ def _inspect(config: Config, clock: Clock, target: Target, cache: BuildCache, jo
     if session is not None:  # desk serve: its watcher knows
         changed, content = session.changed, None
     inspection = inspect_content(
-        config, InspectionCache(cache.state, check_key(config), changed, content), jobs,
+        config, InspectionCache(cache.state, check_key(config), changed, content,
+                                None if content is None else cache.git), jobs,
         history, session)
     counted = list(inspection.findings)
     if clock.drafts:

@@ -22,8 +22,10 @@ import hashlib
 import os
 import re
 import subprocess
+import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import IO
 
 # How long git may take to list a large work tree before desk does without it.
 _TIMEOUT = 60.0
@@ -54,16 +56,97 @@ def clean_blobs(folder: Path) -> Iterator[tuple[str, str]]:
 
 def _clean_entries(folder: Path) -> Iterator[tuple[bytes, bytes]]:
     """What clean_blobs yields, as bytes (a fresh runner's build reads 100,000 of them)."""
-    listed = _git(folder, "ls-files", "--stage", "-v", "-z")
-    modified = _git(folder, "ls-files", "--modified", "-z")
-    if listed is None or modified is None:
-        return
-    dirty = set(modified.split(b"\x00"))
-    prefix = os.path.join(os.fsencode(folder), b"")
-    for found in _ENTRY.finditer(listed):
-        blob, name = found.groups()
-        if name not in dirty:
-            yield prefix + name, blob
+    with GitListing(folder) as listing:
+        yield from listing.entries()
+
+
+class GitListing:
+    """git's two listings of a folder (every file's blob id, and the files modified),
+    started together in the background, each into a file of its own: a build may start
+    them before it reads its saved state, which takes longer, and read them when its
+    inspection first asks git. A context manager: leaving it stops what still runs."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self._runs = [_started(folder, *args) for args in
+                      (("ls-files", "--stage", "-v", "-z"), ("ls-files", "--modified", "-z"))]
+
+    def __enter__(self) -> GitListing:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def entries(self) -> Iterator[tuple[bytes, bytes]]:
+        """Each clean file's (path below the folder joined to it, blob id), as bytes;
+        none when git could not tell."""
+        listed, modified = (_finished(run) for run in self._runs)
+        if listed is None or modified is None:
+            return
+        dirty = set(modified.split(b"\x00"))
+        prefix = os.path.join(os.fsencode(self.folder), b"")
+        for found in _ENTRY.finditer(listed):
+            blob, name = found.groups()
+            if name not in dirty:
+                yield prefix + name, blob
+
+    def close(self) -> None:
+        """Stop git where it still runs and drop what it wrote."""
+        for process, output in self._runs:
+            if process is not None and process.poll() is None:
+                process.kill()
+                process.wait()
+            output.close()
+
+
+def checked_out_since(folder: Path, saved: Path) -> bool:
+    """Whether git's index of the work tree holding `folder` was written after the file
+    `saved` (a fresh clone, a checkout or a commit since): the stats of the files there
+    may all be new, so a build will likely ask git which are unchanged."""
+    try:
+        saved_at = saved.stat().st_mtime_ns
+    except OSError:
+        return False  # nothing saved: every file is read anyway
+    for top in (folder, *folder.parents):
+        if (top / ".git").exists():
+            try:
+                return (top / ".git" / "index").stat().st_mtime_ns > saved_at
+            except OSError:  # .git is a file (a linked work tree) or holds no index
+                return False
+    return False
+
+
+Run = tuple[subprocess.Popen[bytes] | None, IO[bytes]]
+
+
+def _started(folder: Path, *args: str) -> Run:
+    """A git command started in `folder`, its output going to a temporary file."""
+    output = tempfile.TemporaryFile()  # noqa: SIM115 (closed by GitListing.close)
+    try:
+        # A file system monitor would let git skip the stat of each file: not here.
+        process = subprocess.Popen(
+            ["git", "-C", str(folder), "-c", "core.fsmonitor=false", *args],
+            stdin=subprocess.DEVNULL, stdout=output, stderr=subprocess.DEVNULL,
+            env=_environment())
+    except OSError:
+        return None, output
+    return process, output
+
+
+def _finished(run: Run) -> bytes | None:
+    """A started git command's output, or None when it failed in any way."""
+    process, output = run
+    if process is None:
+        return None
+    try:
+        if process.wait(timeout=_TIMEOUT) != 0:
+            return None
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+        return None
+    output.seek(0)
+    return output.read()
 
 
 class CleanFiles:
@@ -75,9 +158,9 @@ class CleanFiles:
         self._held = frozenset(_file_number(_named(path, blob)) for path, blob in files)
 
     @classmethod
-    def of_folder(cls, folder: Path) -> CleanFiles:
-        """The files below `folder` git holds unchanged (clean_blobs), never decoded."""
-        return cls(_clean_entries(folder))
+    def of_listing(cls, listing: GitListing) -> CleanFiles:
+        """The files git holds unchanged by its listing (clean_blobs), never decoded."""
+        return cls(listing.entries())
 
     def holds(self, path: str, blob: str) -> bool:
         """Whether git holds the file at `path` unchanged with the bytes of this blob."""
@@ -93,18 +176,6 @@ def _named(path: str | bytes, blob: str | bytes) -> bytes:
 def _file_number(named: bytes) -> int:
     # 128 bits of a cryptographic hash: no two files' numbers meet by chance or design.
     return int.from_bytes(hashlib.blake2b(named, digest_size=16).digest())
-
-
-def _git(folder: Path, *args: str) -> bytes | None:
-    """A git command's output in `folder`, or None when it fails in any way."""
-    try:
-        # A file system monitor would let git skip the stat of each file: not here.
-        done = subprocess.run(["git", "-C", str(folder), "-c", "core.fsmonitor=false", *args],
-                              capture_output=True, timeout=_TIMEOUT, check=False,
-                              env=_environment())
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return done.stdout if done.returncode == 0 else None
 
 
 def _environment() -> dict[str, str]:
