@@ -251,7 +251,7 @@ class StagedFiles:
         usual = urls.USUAL_FILES
         folders = self.folders
         for part in sorted(parts.keys() | deep.keys()):
-            names = parts.get(part, [])
+            names = parts.pop(part, [])  # not held once listed
             names += [f[1:] + name for f in deep.get(part, ()) for name in usual[folders[f]]]
             names.sort()
             yield from names

@@ -157,7 +157,11 @@ def start_search(published: Sequence[LoadedStory], previous: Sealed,
     indexing = Indexing(layout, stale_by_bundle(layout.kept, members), runs, using, config,
                         fresh_kept)
     if runs:
-        indexing.launch(runs[0])
+        try:
+            indexing.launch(runs[0])
+        except BaseException:  # the caller cannot stop what it was never given
+            indexing.cancel()
+            raise
     return indexing
 
 
@@ -238,6 +242,7 @@ class Indexing:
             self._close(run)
 
     def _target(self, run: _Run) -> Path:
+        """Where the run's bundle goes in the staged site."""
         return self._writer.path / urls.relative_file(unit_of(run.name)).rpartition("/")[0]
 
     def _recorded(self, run: _Run, findings: list[Finding]) -> bool:
