@@ -21,11 +21,10 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import subprocess
-import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import IO
+
+from desk.background import Background
 
 # How long git may take to list a large work tree before desk does without it.
 _TIMEOUT = 60.0
@@ -73,10 +72,13 @@ class GitListing:
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
-        self._runs: list[Run] = []
+        self._runs: list[Background] = []
         try:
             for args in (("ls-files", "--stage", "-v", "-z"), ("ls-files", "--modified", "-z")):
-                self._runs.append(_started(folder, *args))
+                # A file system monitor would let git skip the stat of each file: not here.
+                self._runs.append(Background(
+                    ["git", "-C", str(folder), "-c", "core.fsmonitor=false", *args],
+                    _environment()))
         except BaseException:
             self.close()
             raise
@@ -90,23 +92,20 @@ class GitListing:
     def entries(self) -> Iterator[tuple[bytes, bytes]]:
         """Each clean file's (path below the folder joined to it, blob id), as bytes;
         none when git could not tell."""
-        listed, modified = (_finished(run) for run in self._runs)
-        if listed is None or modified is None:
+        listed, modified = (run.outcome(_TIMEOUT) for run in self._runs)
+        if listed.status != 0 or modified.status != 0:
             return
-        dirty = set(modified.split(b"\x00"))
+        dirty = set(modified.output.split(b"\x00"))
         prefix = os.path.join(os.fsencode(self.folder), b"")
-        for found in _ENTRY.finditer(listed):
+        for found in _ENTRY.finditer(listed.output):
             blob, name = found.groups()
             if name not in dirty:
                 yield prefix + name, blob
 
     def close(self) -> None:
         """Stop git where it still runs and drop what it wrote."""
-        for process, output in self._runs:
-            if process is not None and process.poll() is None:
-                process.kill()
-                process.wait()
-            output.close()
+        for run in self._runs:
+            run.stop()
 
 
 def checked_out_since(folder: Path, saved: Path) -> bool:
@@ -124,39 +123,6 @@ def checked_out_since(folder: Path, saved: Path) -> bool:
             except OSError:  # .git is a file (a linked work tree) or holds no index
                 return False
     return False
-
-
-Run = tuple[subprocess.Popen[bytes] | None, IO[bytes]]
-
-
-def _started(folder: Path, *args: str) -> Run:
-    """A git command started in `folder`, its output going to a temporary file."""
-    output = tempfile.TemporaryFile()  # noqa: SIM115 (closed by GitListing.close)
-    try:
-        # A file system monitor would let git skip the stat of each file: not here.
-        process = subprocess.Popen(
-            ["git", "-C", str(folder), "-c", "core.fsmonitor=false", *args],
-            stdin=subprocess.DEVNULL, stdout=output, stderr=subprocess.DEVNULL,
-            env=_environment())
-    except (OSError, subprocess.SubprocessError):
-        return None, output
-    return process, output
-
-
-def _finished(run: Run) -> bytes | None:
-    """A started git command's output, or None when it failed in any way."""
-    process, output = run
-    if process is None:
-        return None
-    try:
-        if process.wait(timeout=_TIMEOUT) != 0:
-            return None
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
-        return None
-    output.seek(0)
-    return output.read()
 
 
 class CleanFiles:

@@ -18,20 +18,18 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import sys
-import tempfile
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import IO
 
 import orjson
 
 from desk import urls
+from desk.background import Background, Outcome
 from desk.build.ledger import Ledger
 from desk.build.writer import MARKER, SiteWriter, link_or_copy, staging_prefix
 from desk.config import Config
@@ -168,15 +166,13 @@ def start_search(published: Sequence[LoadedStory], previous: Sealed,
 @dataclass
 class _Run:
     """One Pagefind run: a bundle's name, its stories and its key (a sealed bundle's is
-    its name), and, once started, its scratch folder, process and log."""
+    its name), and, once started, its scratch folder and Pagefind's process."""
 
     name: str
     group: Sequence[Member]
     key: str = ""
     scratch: Path | None = None
-    process: subprocess.Popen[bytes] | None = None
-    log: IO[bytes] | None = None
-    problem: str | None = None
+    process: Background | None = None
 
 
 class Indexing:
@@ -201,15 +197,10 @@ class Indexing:
         out = writer.out_dir
         run.scratch = out.parent / f"{staging_prefix(out)}search-{uuid.uuid4().hex[:12]}"
         _link_pages(run.scratch, self._pages, run.group)
-        # What Pagefind says, read only when it fails; open while it runs (closed in _close).
-        run.log = tempfile.TemporaryFile()  # noqa: SIM115
-        try:
-            run.process = subprocess.Popen(
-                [sys.executable, "-m", "pagefind", "--site", str(run.scratch),
-                 "--output-path", str(self._target(run)), "--silent"],
-                stdin=subprocess.DEVNULL, stdout=run.log, stderr=subprocess.STDOUT)
-        except OSError as exc:
-            run.problem = str(exc)
+        # Pagefind's errors with its output: the last line says what went wrong.
+        run.process = Background([sys.executable, "-m", "pagefind", "--site", str(run.scratch),
+                                  "--output-path", str(self._target(run)), "--silent"],
+                                 with_errors=True)
 
     def finish(self) -> Indexed:
         """Wait for every run, record the bundles and write the manifest."""
@@ -236,9 +227,6 @@ class Indexing:
     def cancel(self) -> None:
         """Stop any run still going and remove the scratch folders (after a failure)."""
         for run in self._runs:
-            if run.process is not None and run.process.poll() is None:
-                run.process.kill()
-                run.process.wait()
             self._close(run)
 
     def _target(self, run: _Run) -> Path:
@@ -248,13 +236,12 @@ class Indexing:
     def _recorded(self, run: _Run, findings: list[Finding]) -> bool:
         """Wait for a run and record its bundle (False, with a finding, when Pagefind
         failed: the site is published without it)."""
-        if run.problem is None and run.process is not None:
-            run.problem = _outcome(run.process, run.log)
+        problem = _problem(run.process.outcome(_TIMEOUT)) if run.process else "not started"
         self._close(run)
         writer, target = self._writer, self._target(run)
-        if run.problem is not None or not target.is_dir():
+        if problem is not None or not target.is_dir():
             findings.append(Finding(str(writer.out_dir), "", "search",
-                                    f"search index not built: {run.problem or 'no output'}",
+                                    f"search index not built: {problem or 'no output'}",
                                     severity="warning"))
             shutil.rmtree(target, ignore_errors=True)
             return False
@@ -265,11 +252,11 @@ class Indexing:
 
     @staticmethod
     def _close(run: _Run) -> None:
+        """Stop the run if it still goes, then remove its scratch folder."""
+        if run.process is not None:
+            run.process.stop()
         if run.scratch is not None:
             shutil.rmtree(run.scratch, ignore_errors=True)
-        if run.log is not None:
-            run.log.close()
-            run.log = None
 
 
 def manifest(done: Indexed, stale: dict[str, tuple[str, ...]], config: Config) -> bytes:
@@ -291,22 +278,14 @@ def _link_pages(scratch: Path, pages: Pages, group: Sequence[Member]) -> None:
         pages.place(member, target)
 
 
-def _outcome(process: subprocess.Popen[bytes], log: IO[bytes] | None) -> str | None:
-    """How a Pagefind run ended (None: done; else what went wrong)."""
-    try:
-        code = process.wait(timeout=_TIMEOUT)
-    except subprocess.TimeoutExpired as exc:
-        process.kill()
-        process.wait()
-        return str(exc)
-    if code == 0:
+def _problem(outcome: Outcome) -> str | None:
+    """What went wrong in a Pagefind run (None: nothing)."""
+    if outcome.status is None:
+        return outcome.problem
+    if outcome.status == 0:
         return None
-    said = b""
-    if log is not None:
-        log.seek(0)
-        said = log.read()
-    reason = said.decode(errors="replace").strip().splitlines()[-1:] or ["failed"]
-    return reason[0]
+    said = outcome.output.decode(errors="replace").strip().splitlines()[-1:]
+    return (said or ["failed"])[0]
 
 
 def _bundle_files(folder: Path, site: Path) -> tuple[str, ...]:
