@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -55,6 +55,9 @@ from desk.publish.checkrun import tell_github
 from desk.publish.linkcheck import check_links
 from desk.publish.report import report_data, report_markdown, size_line
 from desk.scaffold import ScaffoldError, scaffold
+
+if TYPE_CHECKING:  # imported by serve only: a build does without it
+    from desk.serve.server import DevServer
 
 QUIET, NORMAL, VERBOSE = -1, 0, 1
 # `desk build --hold-back`'s exit status when it held back stories (the site was written).
@@ -511,10 +514,8 @@ def serve_command(content: Path | None, host: str, port: int, now: datetime | No
         click.echo(f"desk serve: {exc}", err=True)
         sys.exit(1)
     # A closed terminal or a process manager's stop is a stop, as Ctrl-C is.
-    global _SERVING_PID
-    _SERVING_PID = os.getpid()
     for stop_signal in _STOP_SIGNALS:
-        signal.signal(stop_signal, _interrupt)
+        signal.signal(stop_signal, stop_on_signal(server, os.getpid()))
     # The threads that answer the browser take the interpreter from a save's build sooner
     # (every millisecond instead of every five): a page asked for mid-build loads faster.
     sys.setswitchinterval(SERVE_SWITCH_INTERVAL)
@@ -533,18 +534,23 @@ def serve_command(content: Path | None, host: str, port: int, now: datetime | No
 
 
 SERVE_SWITCH_INTERVAL = 0.001
-# Signals that stop desk serve as Ctrl-C does (SIGHUP: where the system has it).
-_STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP")
+# Signals that stop desk serve: Ctrl-C, a process manager's stop, a closed terminal
+# (SIGHUP: where the system has it).
+_STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP")
                       if hasattr(signal, name))
 
 
-_SERVING_PID = os.getpid()
-
-
-def _interrupt(signum: int, frame: Any) -> None:
-    if os.getpid() != _SERVING_PID:  # a worker forked before it reset its handlers
-        os._exit(128 + signum)
-    raise KeyboardInterrupt
+def stop_on_signal(server: DevServer, serving_pid: int) -> Callable[[int, Any], None]:
+    """The handler of a stop signal in desk serve (process `serving_pid`)."""
+    def stop(signum: int, frame: Any) -> None:
+        if os.getpid() != serving_pid:  # a worker forked before it reset its handlers
+            os._exit(128 + signum)
+        # The watcher reads the request at its next step, so the preview stops even when
+        # the interrupt below is lost: Python drops an exception raised while a
+        # finaliser runs, and the handler may run inside one.
+        server.ask_stop()
+        raise KeyboardInterrupt
+    return stop
 
 
 # The line desk serve prints after each good rebuild (left out by -q).

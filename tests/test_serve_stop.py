@@ -10,14 +10,18 @@ import subprocess
 import sys
 import threading
 import time
+from datetime import datetime
 from pathlib import Path
 
 import pytest
 from conftest import NOW
-from storygen import make_corpus
+from storygen import REPO, make_corpus, make_story, write_story
 
+from desk.cli import stop_on_signal
+from desk.config import load_config
 from desk.serve.folder import PREVIEW, PreviewFolder
 from desk.serve.http import PreviewHTTPServer
+from desk.serve.server import DevServer
 
 STOPS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGKILL)
 
@@ -51,7 +55,12 @@ def test_ten_previews_stopped_every_way_leave_one_preview_folder(tmp_path: Path)
         stop = STOPS[n % len(STOPS)]
         process, lines = start_preview(root, temp)
         process.send_signal(stop)
-        assert process.wait(timeout=30) == (-signal.SIGKILL if stop == signal.SIGKILL else 0)
+        try:
+            code = process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            raise AssertionError(f"still running 30 s after {stop!r}: {lines}") from None
+        assert code == (-signal.SIGKILL if stop == signal.SIGKILL else 0), lines
         if stop != signal.SIGKILL:
             assert "Stopped." in "".join(lines), (stop, lines)
             assert "Traceback" not in "".join(lines), lines
@@ -62,6 +71,34 @@ def test_ten_previews_stopped_every_way_leave_one_preview_folder(tmp_path: Path)
     # What the killed ones left was cleared by the next: one site and its cache.
     kept = {p.name for p in (cache / PREVIEW).iterdir()}
     assert kept <= {"site", "cache", "trash", ".preview.lock", "resume.json"}, kept
+
+
+def test_a_stop_signal_whose_interrupt_python_drops_still_stops_the_preview(
+        tmp_path: Path) -> None:
+    """The handler may run inside a finaliser (the garbage collector runs them in the
+    main thread), where Python prints and drops the KeyboardInterrupt it raises: the
+    stop must not depend on that exception."""
+    content = tmp_path / "content"
+    write_story(content, make_story(1))
+
+    def load(base_url: str):  # noqa: ANN202
+        return load_config(REPO / "pyproject.toml", {
+            "content_dir": content, "base_url": base_url,
+            "output_dir": tmp_path / "public", "cache_dir": tmp_path / "cache"})
+
+    dev = DevServer(load, ("127.0.0.1", 0), datetime.fromisoformat(NOW), False,
+                    lambda line: None)
+    serving = threading.Event()
+    running = threading.Thread(target=dev.run, args=(1, serving.set), daemon=True)
+    running.start()
+    try:
+        assert serving.wait(timeout=60), "the preview never served"
+        with pytest.raises(KeyboardInterrupt):  # here the finaliser would drop it
+            stop_on_signal(dev, os.getpid())(signal.SIGTERM, None)
+        running.join(timeout=30)
+        assert not running.is_alive(), "the preview went on after a dropped interrupt"
+    finally:
+        dev.stop()
 
 
 def test_a_second_preview_of_a_site_works_in_a_folder_of_its_own(tmp_path: Path) -> None:

@@ -82,7 +82,7 @@ class DevServer:
         self._known_id: str | None = None
         # The content folder's real path and its path as configured (see content_paths).
         self._content: tuple[Path, Path] | None = None
-        self._stop = threading.Event()
+        self._stop = StopAsked()
         self._serving = False  # shutdown() waits for a serve loop: only one that started
         try:
             self.httpd = PreviewHTTPServer((host, port), make_handler(self.state))
@@ -386,6 +386,11 @@ class DevServer:
         self._serving = True
         return thread
 
+    def ask_stop(self) -> None:
+        """Ask run() to return: the watcher sees it within a step. Safe in a signal
+        handler (it takes no lock the interrupted code may hold)."""
+        self._stop.set()
+
     def stop(self) -> None:
         """Stop watching and serving; remove the private folder."""
         self._stop.set()
@@ -404,6 +409,21 @@ class DevServer:
             self._recorder.leave({path: record.stat for path, record in inspected.items()},
                                  site_id_of(self.state.folder))
         self._folder.close()
+
+
+class StopAsked:
+    """A stop asked for, read by the watcher at every step (its `stop_event`). A plain
+    flag, not a threading.Event: a signal handler sets it, and Event.set() would wait
+    for a lock the code it interrupted may hold."""
+
+    def __init__(self) -> None:
+        self._asked = False
+
+    def set(self) -> None:
+        self._asked = True
+
+    def is_set(self) -> bool:
+        return self._asked
 
 
 class ServeError(Exception):
