@@ -18,7 +18,7 @@ from desk.build.state import UnitRecord
 class Keeper(Protocol):
     """What the ledger needs of the writer: keeping the last build's files of a unit."""
 
-    def keep(self, files: tuple[str, ...], unit: str, key: str) -> bool: ...
+    def keep(self, files: tuple[str, ...], unit: str, key: str, usual: int = 0) -> bool: ...
 
 
 class Ledger:
@@ -39,7 +39,8 @@ class Ledger:
     def reuse(self, unit: str, key: str) -> UnitRecord | None:
         """The previous record if the key matches and the writer kept its files."""
         old = self._previous.get(unit)
-        if old is None or old.key != key or not self._keeper.keep(old.files, unit, key):
+        if old is None or old.key != key or not self._keeper.keep(old.files, unit, key,
+                                                                  old.usual):
             return None
         self.units[unit] = old
         self.reused += 1

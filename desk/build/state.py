@@ -138,6 +138,13 @@ class UnitRecord:
         return self._digest
 
     @property
+    def usual(self) -> int:
+        """The count of the unit's files when they are the usual ones in its folder (as
+        checked when the record was made), else 0."""
+        files = self._files
+        return files if isinstance(files, int) else 0
+
+    @property
     def files(self) -> tuple[str, ...]:
         """The unit's files, relative to the site folder."""
         files = self._files
