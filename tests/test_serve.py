@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from previews import one_story_preview
 from storygen import REPO, make_story, write_story
 
 from desk.config import load_config
@@ -26,17 +27,9 @@ SECRET = b"TOP-SECRET-OUTSIDE-THE-SITE"
 
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[DevServer]:
-    content = tmp_path / "content"
-    write_story(content, make_story(1))
     (tmp_path / "secret.txt").write_bytes(SECRET)
     lines: list[str] = []
-
-    def load(base_url: str):  # noqa: ANN202
-        return load_config(REPO / "pyproject.toml", {
-            "content_dir": content, "base_url": base_url,
-            "output_dir": tmp_path / "public", "cache_dir": tmp_path / "cache"})
-
-    dev = DevServer(load, ("127.0.0.1", 0), NOW, False, lines.append)
+    dev = one_story_preview(tmp_path, NOW, lines.append)
     dev.lines = lines  # type: ignore[attr-defined]
     assert dev.rebuild("start") is not None
     dev.start()
@@ -305,15 +298,7 @@ def test_changed_paths_are_named_as_the_content_walk_names_them(tmp_path: Path,
 def test_stop_before_start_returns(tmp_path: Path) -> None:
     """A server stopped without ever serving (a script that only builds through it) must
     not wait for a serve loop that never ran."""
-    content = tmp_path / "content"
-    write_story(content, make_story(1))
-
-    def load(base_url: str):  # noqa: ANN202
-        return load_config(REPO / "pyproject.toml", {
-            "content_dir": content, "base_url": base_url,
-            "output_dir": tmp_path / "public", "cache_dir": tmp_path / "cache"})
-
-    dev = DevServer(load, ("127.0.0.1", 0), NOW, False, lambda line: None)
+    dev = one_story_preview(tmp_path, NOW)
     assert dev.rebuild("start") is not None
     stopping = threading.Thread(target=dev.stop, daemon=True)
     stopping.start()

@@ -15,13 +15,12 @@ from pathlib import Path
 
 import pytest
 from conftest import NOW
-from storygen import REPO, make_corpus, make_story, write_story
+from previews import one_story_preview
+from storygen import make_corpus
 
 from desk.cli import stop_on_signal
-from desk.config import load_config
 from desk.serve.folder import PREVIEW, PreviewFolder
 from desk.serve.http import PreviewHTTPServer
-from desk.serve.server import DevServer
 
 STOPS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGKILL)
 
@@ -78,16 +77,7 @@ def test_a_stop_signal_whose_interrupt_python_drops_still_stops_the_preview(
     """The handler may run inside a finaliser (the garbage collector runs them in the
     main thread), where Python prints and drops the KeyboardInterrupt it raises: the
     stop must not depend on that exception."""
-    content = tmp_path / "content"
-    write_story(content, make_story(1))
-
-    def load(base_url: str):  # noqa: ANN202
-        return load_config(REPO / "pyproject.toml", {
-            "content_dir": content, "base_url": base_url,
-            "output_dir": tmp_path / "public", "cache_dir": tmp_path / "cache"})
-
-    dev = DevServer(load, ("127.0.0.1", 0), datetime.fromisoformat(NOW), False,
-                    lambda line: None)
+    dev = one_story_preview(tmp_path, datetime.fromisoformat(NOW))
     serving = threading.Event()
     running = threading.Thread(target=dev.run, args=(1, serving.set), daemon=True)
     running.start()
