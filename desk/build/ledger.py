@@ -18,7 +18,7 @@ from desk.build.state import UnitRecord
 class Keeper(Protocol):
     """What the ledger needs of the writer: keeping the last build's files of a unit."""
 
-    def keep(self, files: tuple[str, ...], unit: str, key: str, usual: int = 0) -> bool: ...
+    def keep(self, unit: str, record: UnitRecord) -> bool: ...
 
 
 class Ledger:
@@ -39,8 +39,7 @@ class Ledger:
     def reuse(self, unit: str, key: str) -> UnitRecord | None:
         """The previous record if the key matches and the writer kept its files."""
         old = self._previous.get(unit)
-        if old is None or old.key != key or not self._keeper.keep(old.files, unit, key,
-                                                                  old.usual):
+        if old is None or old.key != key or not self._keeper.keep(unit, old):
             return None
         self.units[unit] = old
         self.reused += 1
@@ -49,9 +48,10 @@ class Ledger:
     def hold(self, unit: str, key: str, files: tuple[str, ...], json_digest: str) -> bool:
         """Keep a held story's last published files under a key of their own (False when
         the writer cannot: one of them is already staged)."""
-        if not self._keeper.keep(files, unit, key):
+        record = UnitRecord.of(unit, key, files, json_digest)
+        if not self._keeper.keep(unit, record):
             return False
-        self.record_files(unit, key, files, json_digest)
+        self.units[unit] = record
         return True
 
     def record_files(self, unit: str, key: str, files: tuple[str, ...],

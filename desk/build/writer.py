@@ -81,6 +81,10 @@ class UnitFiles(Protocol):
     def key(self) -> str: ...
     @property
     def files(self) -> tuple[str, ...]: ...
+    @property
+    def usual(self) -> int:
+        """The count of its files when they are the usual ones in the unit's folder
+        (told by the record, which checked it when made), else 0."""
 
 
 @dataclass(frozen=True)
@@ -135,7 +139,7 @@ class SiteWriter(Protocol):
     def flush(self) -> None: ...
     def claim(self, relative: str) -> None: ...
     def adopt(self, files: tuple[str, ...], size: int) -> None: ...
-    def keep(self, files: tuple[str, ...], unit: str, key: str, usual: int = 0) -> bool: ...
+    def keep(self, unit: str, record: UnitFiles) -> bool: ...
     def clear(self, folder: str) -> None: ...
     def loose_files(self, rendered: Callable[[], set[str]]) -> tuple[str, ...]: ...
     def swap_in(self, site_id: str) -> None: ...
@@ -355,30 +359,30 @@ class Staging:
         self.files += len(files)
         self.bytes += size
 
-    def keep(self, files: tuple[str, ...], unit: str, key: str, usual: int = 0) -> bool:
-        """Hard-link unchanged files from the current site instead of writing them again
-        (nothing at all when the recycled spare already holds the unit under this key;
-        `usual`: the count of its files when the caller knows them to be the usual ones
-        in its folder).
+    def keep(self, unit: str, record: UnitFiles) -> bool:
+        """Hard-link a unit's unchanged files (`record`: its key and files) from the
+        current site instead of writing them again (nothing at all when the recycled
+        spare already holds the unit under this key).
 
         False (nothing done) when a file is already staged. Staged files are never written
         in place, so a link can never change the live site.
         """
-        if not self._count_kept(files, unit, usual):
+        files = record.files
+        if not self._count_kept(unit, record, files):
             return False
         if self._spare is not None and unit:
             kept = self._spare.units.get(unit)
-            if kept is not None and kept.key == key and kept.files == files:
+            if kept is not None and kept.key == record.key and kept.files == files:
                 return True
         self._pool.link_all(files, self.out_dir)
         return True
 
-    def _count_kept(self, files: tuple[str, ...], unit: str, usual: int = 0) -> bool:
+    def _count_kept(self, unit: str, record: UnitFiles, files: tuple[str, ...]) -> bool:
         """Count a kept unit's files as staged (False, nothing counted: one already is)."""
         kept = self._kept
-        # Told by the unit's record when it has one: 155,000 units are kept every hour
-        # at 100,000 stories, and the test takes three microseconds.
-        count = usual or urls.usual_count(unit, files)
+        # The record says whether the files are the usual ones: 155,000 units are kept
+        # every hour at 100,000 stories, and testing their names again takes 3 µs each.
+        count = record.usual
         if count:  # noted by its folder
             if unit in kept.folders or any(relative in self._written or relative in kept.names
                                            for relative in files):
@@ -474,10 +478,10 @@ class ChangesStaging(Staging):
         super().__init__(out_dir)
         self.previous_id = base or None
 
-    def keep(self, files: tuple[str, ...], unit: str, key: str, usual: int = 0) -> bool:
+    def keep(self, unit: str, record: UnitFiles) -> bool:
         """Count the unit's files as part of the site; nothing is written (False: changes
         to nothing keep nothing, or a file is already staged)."""
-        return bool(self.previous_id) and self._count_kept(files, unit, usual)
+        return bool(self.previous_id) and self._count_kept(unit, record, record.files)
 
     def swap_in(self, site_id: str) -> None:
         """Write the list of the whole site's files, then swap the folder in."""
@@ -790,8 +794,10 @@ class LiveFolder:
         written = {*self._pending, *self._spilled}
         return tuple(sorted((written - rendered()) | set(self._copied)))
 
-    def keep(self, files: tuple[str, ...], unit: str, key: str, usual: int = 0) -> bool:
-        """Keep unchanged files where they are (False if one is missing or claimed)."""
+    def keep(self, unit: str, record: UnitFiles) -> bool:
+        """Keep a unit's unchanged files where they are (False if one is missing or
+        claimed)."""
+        files = record.files
         if not (self._kept.isdisjoint(files) and self._present.issuperset(files)):
             return False
         self._kept.update(files)
