@@ -58,6 +58,9 @@ class Config(BaseModel):
     beats: dict[str, str] = Field(default_factory=dict)  # beat titles, by beat
     page_size: int = Field(default=20, ge=1)
     feed_size: int = Field(default=50, ge=1)
+    # URLs in one sitemap file at most (the protocol's limit): a site with more gets an
+    # index of parts, by month (see desk.render.sitemaps).
+    sitemap_max_urls: int = Field(default=50_000, ge=1, le=50_000)
     news_window_hours: float = Field(default=48, gt=0)
     edition_gap_hours: float = Field(default=24, gt=0)
     # The largest image file a story may name in the content, in bytes and in pixels (a

@@ -223,3 +223,21 @@ def usual_count(folder: str, files: tuple[str, ...]) -> int:
             and files == tuple(folder[1:] + name for name in USUAL_FILES[count])):
         return count
     return 0
+
+
+def sitemap_part(name: str) -> str:
+    """A part of a large site's sitemap, which sitemap.xml indexes."""
+    return f"/sitemap-{name}.xml"
+
+
+# The part of a large site's sitemap that lists the pages of no month (newsrooms, beats...).
+SITEMAP_OTHERS = "pages"
+# A story's or an edition's page, and the month it is of.
+_MONTHLY = re.compile(r"/(stories|editions)/([0-9]{4}-[0-9]{2})-")
+
+
+def sitemap_part_of(path: str) -> str:
+    """The part of a large site's sitemap that lists a page: the stories of a month
+    ("stories-2026-11"), the editions of a month ("editions-2026-11"), or the others."""
+    found = _MONTHLY.match(path)
+    return f"{found[1]}-{found[2]}" if found else SITEMAP_OTHERS

@@ -196,10 +196,15 @@ class InspectionCache:
         self._content = content
         self._listing = listing  # git's listing of `content`, already started
         self._clean: CleanFiles | None = None
+        # The last versions of the stories whose saved inspection this one replaces or
+        # drops (None: not known, the saved inspections being of no use).
+        self.replaced: list[LoadedStory] | None = None if state.inspected_ahead else []
+        state.inspected_ahead = True
         if state.check_key != check_key:
             state.inspected.clear()
             state.check_key = check_key
             self._changed = None
+            self.replaced = None
 
     def unchanged(self, path: str) -> Inspected | None:
         """The inspection of a file known unchanged without a look at it (the caller
@@ -229,6 +234,7 @@ class InspectionCache:
         blob id of the bytes inspected."""
         if stat is not None:
             story = result[0]
+            self._replace(path)
             self._state.inspected[path] = FileRecord(stat, *result,
                                                      story.blob if story is not None else "")
 
@@ -237,7 +243,14 @@ class InspectionCache:
         saved state grows with the content, not with its history."""
         inspected = self._state.inspected
         for path in [p for p in inspected if p not in listed]:
+            self._replace(path)
             del inspected[path]
+
+    def _replace(self, path: str) -> None:
+        """Note the story a file's saved inspection held, as that inspection goes."""
+        known = self._state.inspected.get(path)
+        if known is not None and known.story is not None and self.replaced is not None:
+            self.replaced.append(known.story)
 
     def _git_holds(self, path: str, stat: Stat, known: FileRecord) -> bool:
         """Whether git holds a touched file unchanged, of the same size, with the blob

@@ -60,6 +60,9 @@ class Inspection:
     story_files: tuple[str, ...] = ()
     own: Mapping[str, Inspected] = field(default_factory=dict)
     pages: tuple[Page, ...] = ()
+    # The last inspected versions of the stories whose files changed or went since the
+    # saved inspections (None: not known).
+    replaced: tuple[LoadedStory, ...] | None = None
 
     @property
     def ok(self) -> bool:
@@ -102,9 +105,10 @@ def inspect_content(config: Config, cache: InspectionCache | None = None,
     withdrawals = _withdrawals(content, findings)
     findings += check_withdrawals(withdrawals, stories + drafts, history or UrlHistory())
     pages = load_pages(content, findings)  # small files: read on every build
+    replaced = None if cache is None or cache.replaced is None else tuple(cache.replaced)
     return Inspection(tuple(stories), tuple(sort_findings(findings)), parsed, tuple(drafts),
                       tuple(sort_findings(draft_findings)), withdrawals, tuple(paths), results,
-                      pages)
+                      pages, replaced)
 
 
 def _valid(paths: list[str], results: dict[str, Inspected],

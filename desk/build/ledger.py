@@ -36,10 +36,22 @@ class Ledger:
         old = self._previous.get(unit)
         return old is not None and old.key == key
 
+    def had(self, unit: str) -> bool:
+        """Whether the last build left this unit."""
+        return unit in self._previous
+
     def reuse(self, unit: str, key: str) -> UnitRecord | None:
         """The previous record if the key matches and the writer kept its files."""
         old = self._previous.get(unit)
-        if old is None or old.key != key or not self._keeper.keep(unit, old):
+        if old is None or old.key != key:
+            return None
+        return self.carry(unit)
+
+    def carry(self, unit: str) -> UnitRecord | None:
+        """The previous record under its own key, when the caller knows the unit's inputs
+        unchanged since, if the writer kept its files."""
+        old = self._previous.get(unit)
+        if old is None or not self._keeper.keep(unit, old):
             return None
         self.units[unit] = old
         self.reused += 1

@@ -65,6 +65,7 @@ from desk.render import Output
 from desk.render.assets import Asset, collect_assets
 from desk.render.context import Recall, RenderContext, StoryResults, Unit, Units
 from desk.render.feeds import feed_members
+from desk.render.since import since_last
 from desk.render.site import site_units
 from desk.render.story import RenderedStory, Wanted, render_story_unit
 from desk.render.templates import make_environment, site_context, template_finding
@@ -165,8 +166,8 @@ def build(
 def _build(config: Config, clock: Clock, target: Target, cache: BuildCache,
            workers: Workers) -> BuildReport:
     timer = Timer()
-    sorted_out, parsed, findings, history = _published(config, clock, target, cache,
-                                                       workers.jobs)
+    sorted_out, parsed, findings, history, replaced = _published(config, clock, target,
+                                                                 cache, workers.jobs)
     timer.lap("load")
     if sorted_out is None:
         return BuildReport(False, tuple(findings), timings=timer.timings)
@@ -190,7 +191,8 @@ def _build(config: Config, clock: Clock, target: Target, cache: BuildCache,
                               assets, cache.session, parsed)
         if cache.session is not None:  # not the parsed stories: a start may have many
             cache.session.tell_rendered(replace(ctx, parsed={}))
-        plan = Plan(keys, ledger, writer, sorted_out.stand_ins)
+        plan = Plan(keys, ledger, writer, sorted_out.stand_ins,
+                    _left(replaced, sorted_out.content, catalog, ledger))
         indexed = _render_and_index(ctx, plan, assets, (cache, workers), timer)
         findings += indexed.findings
         writer.swap_in(site_id := _site_id(ledger, cache.session))
@@ -282,6 +284,8 @@ def _render_and_index(ctx: RenderContext, plan: Plan, assets: tuple[Asset, ...],
     index of them (Pagefind, in its own process) while the pages around them render."""
     cache, workers = using
     ctx = render_story_pages(ctx, plan, cache.session, workers)
+    if plan.left is not None and ctx.recall is None:
+        ctx = replace(ctx, since=since_last(ctx.catalog, ctx.stories.changed or (), plan.left))
     if not ctx.config.search:
         render_around(ctx, plan, assets, workers)
         timer.lap("render")
@@ -315,16 +319,32 @@ def _start_search(ctx: RenderContext, cache: BuildCache, ledger: Ledger, writer:
 
 
 def _published(config: Config, clock: Clock, target: Target, cache: BuildCache, jobs: int
-               ) -> tuple[HoldBack | None, dict[str, ParsedStory], list[Finding], UrlHistory]:
+               ) -> tuple[HoldBack | None, dict[str, ParsedStory], list[Finding], UrlHistory,
+                          tuple[LoadedStory, ...] | None]:
     """What this build publishes (None when the URL history cannot be read), the stories
-    parsed on the way (for their pages), the findings that count and the URL history.
+    parsed on the way (for their pages), the findings that count, the URL history and the
+    last versions of the stories whose files changed or went (None: not known).
     The inspection itself, with its lists of every file, is not held past this."""
     inspection, findings, history = _inspect(config, clock, target, cache, jobs)
     if inspection is None:
-        return None, {}, findings, history
+        return None, {}, findings, history, None
     sorted_out = _hold_back(inspection, findings, config, clock, history, target)
     return (sorted_out, {**inspection.parsed, **sorted_out.parsed}, list(sorted_out.findings),
-            history)
+            history, inspection.replaced)
+
+
+def _left(replaced: tuple[LoadedStory, ...] | None, content: Content, catalog: Catalog,
+          ledger: Ledger) -> tuple[LoadedStory, ...] | None:
+    """The stories that changed or left the published set since the last build, as they
+    were then: the last versions of those whose files changed or went, and the stories
+    of unchanged files that the last build published and this one does not (withdrawn,
+    held again, drafts no longer shown). None when the saved inspections were no use."""
+    if replaced is None:
+        return None
+    published = catalog.by_path
+    gone = [item for item in (*content.stories, *content.drafts)
+            if item.url_path not in published and ledger.had(item.url_path)]
+    return (*replaced, *gone)
 
 
 def _hold_back(inspection: Inspection, findings: list[Finding], config: Config, clock: Clock,
@@ -389,6 +409,10 @@ class Plan:
     ledger: Ledger
     writer: SiteWriter
     stand_ins: Mapping[str, StandIn] = field(default_factory=dict)
+    # The stories that changed or left the published set since the last build, as they
+    # were then (None: not known): with the stories whose keys changed, they tell which
+    # groups' list pages may differ from the last build's (desk.render.since).
+    left: tuple[LoadedStory, ...] | None = None
 
     def write(self, units: Units, jobs: int = 1, describe: Describe | None = None) -> None:
         """Each unit kept when its key is unchanged, else rendered and written: here, one
@@ -405,6 +429,10 @@ class Plan:
         """The units whose files the ledger did not keep, with their keys (None: rendered
         on every build)."""
         for unit in units:
+            if unit.carried is not None:
+                if self.ledger.carry(unit.id) is not None:
+                    continue  # its inputs, so its key, are the last build's
+                unit = replace(unit, inputs=unit.carried(), carried=None)
             if unit.inputs is None:
                 yield unit, None
                 continue

@@ -223,6 +223,9 @@ class SavedState:
     # The image files the last build probed, by content path (desk.content.media).
     media: Mapping[str, Sequence[Any]] = field(default_factory=dict)
     stored: Stored | None = field(default=None, compare=False, repr=False)
+    # An inspection has brought `inspected` up to date since `units` were last advanced
+    # (a build that did not finish): what changed since the units' build is not known.
+    inspected_ahead: bool = field(default=False, compare=False, repr=False)
 
     def describes(self, live_id: str | None) -> bool:
         """True when this state is of the live site (`live_id`: its id)."""
@@ -256,6 +259,7 @@ class SavedState:
         self.spare = Spare(self.site_id, self.units, self.loose) if known else None
         self.units, self.loose = units, loose
         self.site_id = site_id
+        self.inspected_ahead = False
 
 
 # ---------------------------------------------------------------- reading

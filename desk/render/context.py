@@ -22,6 +22,7 @@ from desk.content.loader import LoadedStory, ParsedStory, read_story
 from desk.content.models import Story
 from desk.content.prose import Prose
 from desk.render import Output
+from desk.render.since import GroupName, Since, groups_of
 from desk.render.templates import SiteContext
 
 T = TypeVar("T")
@@ -117,6 +118,8 @@ class RenderContext:
     parsed: Mapping[str, ParsedStory] = field(default_factory=dict)
     # Kept by a long-running process between builds (None: nothing kept).
     recall: Recall | None = None
+    # The groups whose list pages may differ from the last build's (None: not known).
+    since: Since | None = None
 
     def read(self, item: LoadedStory) -> tuple[Story, dict[str, Any]]:
         """A story's model and parsed JSON: as inspected, or read from its file again
@@ -144,19 +147,20 @@ class RenderContext:
             return make()
         return self.recall.value(name, made_from, make, fresh)
 
+    def unchanged(self, name: GroupName) -> bool:
+        """Whether the list pages of a group have the inputs the last build gave them
+        (see desk.render.since): their keys stand, and their inputs need not be made."""
+        return self.since is not None and name not in self.since.touched
+
     @cached_property
-    def touched(self) -> frozenset[tuple[str, str]]:
+    def touched(self) -> frozenset[GroupName]:
         """The newsrooms ("newsroom", key), editions ("edition", key), beats ("beat",
         "NEWSROOM/BEAT") and agents ("agent", key) of the stories
         whose key changed since the last build (see StoryResults.changed): their list
         pages show something new."""
         by_path = self.catalog.by_path
-        found = [by_path[path].summary for path in self.stories.changed or ()
-                 if path in by_path]
-        return frozenset([*(("newsroom", s.newsroom) for s in found),
-                          *(("edition", s.edition) for s in found),
-                          *(("beat", f"{s.newsroom}/{s.beat}") for s in found if s.beat),
-                          *(("agent", s.agent) for s in found if s.agent)])
+        return frozenset(name for path in self.stories.changed or () if path in by_path
+                         for name in groups_of(by_path[path].summary))
 
 
 @dataclass(frozen=True)
@@ -178,6 +182,10 @@ class Unit:
     recurring: bool = False
     standalone: bool = False
     cost: int = 1
+    # The inputs, not made (`inputs` is None): they are the ones the last build gave the
+    # unit (see RenderContext.unchanged), so its last key stands. Made only when the
+    # last build left no such unit.
+    carried: Callable[[], tuple[str, ...]] | None = None
 
 
 Units = Iterator[Unit]

@@ -72,6 +72,11 @@ def member_units(lists: Callable[[RenderContext], Iterator[Members]], ctx: Rende
                  ) -> Units:
     """Each page of each list, keyed by its member stories and its place."""
     for members in lists(ctx):
+        if ctx.unchanged(members.name):
+            for page in _slices(ctx, members):
+                yield Unit(page.path, None, partial(_render, ctx, members, page),
+                           recurring=True, carried=partial(_page_inputs, ctx, members, page))
+            continue
         pages = ctx.kept(members.name, (members.title, members.stories),
                          partial(_inputs, ctx, members), fresh=members.name in ctx.touched)
         for page, inputs in pages:
@@ -92,9 +97,13 @@ def _slices(ctx: RenderContext, members: Members) -> Iterator[Slice[LoadedStory]
 
 def _inputs(ctx: RenderContext, members: Members
             ) -> list[tuple[Slice[LoadedStory], tuple[str, ...]]]:
-    return [(page, members_inputs(ctx, page.path, TEMPLATE, page.items, members.title,
-                                  members.intro, *place(page)))
-            for page in _slices(ctx, members)]
+    return [(page, _page_inputs(ctx, members, page)) for page in _slices(ctx, members)]
+
+
+def _page_inputs(ctx: RenderContext, members: Members, page: Slice[LoadedStory]
+                 ) -> tuple[str, ...]:
+    return members_inputs(ctx, page.path, TEMPLATE, page.items, members.title,
+                          members.intro, *place(page))
 
 
 def _render(ctx: RenderContext, members: Members, page: Slice[LoadedStory]

@@ -334,6 +334,11 @@ def newsroom_slices(ctx: RenderContext, group: Group) -> Iterator[Slice[LoadedSt
 def newsroom_units(ctx: RenderContext) -> Units:
     """/n/NEWSROOM/ and its later pages."""
     for group in ctx.catalog.newsrooms:
+        if ctx.unchanged(("newsroom", group.key)):
+            for page in newsroom_slices(ctx, group):
+                yield Unit(page.path, None, _newsroom_page(ctx, group, page), recurring=True,
+                           carried=partial(_newsroom_page_inputs, ctx, group, page))
+            continue
         pages = ctx.kept(("newsroom", group.key), (group.title, group.stories),
                          partial(_newsroom_inputs, ctx, group),
                          fresh=("newsroom", group.key) in ctx.touched)
@@ -344,9 +349,14 @@ def newsroom_units(ctx: RenderContext) -> Units:
 def _newsroom_inputs(ctx: RenderContext, group: Group
                      ) -> list[tuple[Slice[LoadedStory], tuple[str, ...]]]:
     """Each page of a newsroom with its inputs."""
-    return [(page, members_inputs(ctx, page.path, "newsroom.html", page.items, group.title,
-                                  *place(page)))
+    return [(page, _newsroom_page_inputs(ctx, group, page))
             for page in newsroom_slices(ctx, group)]
+
+
+def _newsroom_page_inputs(ctx: RenderContext, group: Group, page: Slice[LoadedStory]
+                          ) -> tuple[str, ...]:
+    return members_inputs(ctx, page.path, "newsroom.html", page.items, group.title,
+                          *place(page))
 
 
 def _newsroom_page(ctx: RenderContext, group: Group,
@@ -399,18 +409,13 @@ def editions_slices(ctx: RenderContext) -> Iterator[Slice[Group]]:
 
 
 def editions_units(ctx: RenderContext) -> Units:
-    """/editions/ and its later pages."""
+    """/editions/ and its later pages. A page shows its place and each of its editions'
+    key and count; the rest is the site's (in the site key): its inputs are those, not
+    the page made to be hashed."""
     for page in editions_slices(ctx):
-        shown = (place(page), [(g.key, len(g.stories)) for g in page.items])
-        inputs = ctx.kept(("editions", page.path), shown,
-                          partial(_editions_inputs, ctx, page))
-        yield Unit(page.path, inputs, partial(_editions_render, ctx, page))
-
-
-def _editions_inputs(ctx: RenderContext, page: Slice[Group]) -> tuple[str, ...]:
-    inputs = _editions_unit(ctx, page).inputs
-    assert inputs is not None  # a shown page's inputs are what it shows
-    return inputs
+        shown = " ".join(f"{g.key}={len(g.stories)}" for g in page.items)
+        yield Unit(page.path, (page.path, "editions.html", *place(page), shown),
+                   partial(_editions_render, ctx, page))
 
 
 def _editions_render(ctx: RenderContext, page: Slice[Group]) -> Iterable[Output]:
@@ -456,10 +461,20 @@ def edition_units(ctx: RenderContext) -> Units:
     for group in ctx.catalog.editions:
         older, newer = ctx.catalog.neighbours(group.key)
         neighbours = (older.key if older else "", newer.key if newer else "")
+        render = _edition_page(ctx, group, older, newer)
+        if ctx.unchanged(("edition", group.key)):
+            yield Unit(urls.edition_path(group.key), None, render, recurring=True,
+                       carried=partial(_carried_inputs, ctx, group, neighbours))
+            continue
         path, inputs = ctx.kept(("edition", group.key), (group.stories, neighbours),
                                 partial(_edition_inputs, ctx, group, neighbours),
                                 fresh=("edition", group.key) in touched)
-        yield Unit(path, inputs, _edition_page(ctx, group, older, newer), recurring=True)
+        yield Unit(path, inputs, render, recurring=True)
+
+
+def _carried_inputs(ctx: RenderContext, group: Group, neighbours: tuple[str, str]
+                    ) -> tuple[str, ...]:
+    return _edition_inputs(ctx, group, neighbours)[1]
 
 
 def _edition_inputs(ctx: RenderContext, group: Group, neighbours: tuple[str, str]

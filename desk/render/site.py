@@ -11,6 +11,7 @@ from functools import partial
 
 from desk import urls
 from desk.content.digests import digest_all
+from desk.render import Output
 from desk.render.content_pages import page_sitemap, page_units, publisher_units
 from desk.render.context import RenderContext, Unit, Units
 from desk.render.corrections import corrections_sitemap, corrections_units
@@ -27,7 +28,14 @@ from desk.render.members import (
     member_units,
 )
 from desk.render.pages import PAGE_KINDS, PageKind
-from desk.render.sitemaps import render_news_sitemap, render_sitemap
+from desk.render.sitemaps import (
+    newest,
+    render_news_sitemap,
+    render_sitemap,
+    sitemap_index,
+    sitemap_parts,
+    urlset,
+)
 
 REGISTRY: tuple[PageKind, ...] = (
     *PAGE_KINDS,
@@ -61,18 +69,50 @@ def site_units(ctx: RenderContext) -> Units:
     for kind in REGISTRY:
         yield from kind.units(ctx)
     pages = sitemap_pages(ctx)
-    # Keyed by every page and its last modification: most builds change neither. One
-    # digest of every line, made as they are, so an archive's lines are never all held;
-    # a long-running process holds them anyway (Recall.line), and digests them again
-    # only when one differs.
+    if len(pages) > ctx.config.sitemap_max_urls:
+        yield from _sitemap_parts(ctx, pages)
+    else:
+        yield Unit(urls.SITEMAP, (_listed(ctx, pages),), lambda: render_sitemap(ctx, pages))
+    yield Unit(urls.NEWS_SITEMAP, None, lambda: render_news_sitemap(ctx))  # on the clock
+
+
+def _listed(ctx: RenderContext, pages: list[tuple[str, datetime]]) -> str:
+    """One digest of every page's line of the sitemap, made as they are, so an archive's
+    lines are never all held; a long-running process holds them anyway (Recall.line),
+    and digests them again only when one differs."""
     recall = ctx.recall
     if recall is None:
-        listed = digest_all(_sitemap_line(*page) for page in pages)
-    else:
-        lines = [recall.line(*page, make=_sitemap_line) for page in pages]
-        listed = ctx.kept("sitemap-lines", lines, partial(digest_all, lines))
-    yield Unit(urls.SITEMAP, (listed,), lambda: render_sitemap(ctx, pages))
-    yield Unit(urls.NEWS_SITEMAP, None, lambda: render_news_sitemap(ctx))  # on the clock
+        return digest_all(_sitemap_line(*page) for page in pages)
+    lines = [recall.line(*page, make=_sitemap_line) for page in pages]
+    return ctx.kept("sitemap-lines", lines, partial(digest_all, lines))
+
+
+def _sitemap_parts(ctx: RenderContext, pages: list[tuple[str, datetime]]) -> Units:
+    """A large site's sitemap: each part a unit of its own, keyed by its pages' lines
+    (not made for a month's stories or editions that no change touched: their lines are
+    the last build's); then the index. The other pages' part changes with every story."""
+    parts = sitemap_parts(pages, ctx.config.sitemap_max_urls)
+    for name, part in parts:
+        path = urls.sitemap_part(name)
+        render = partial(_sitemap_part, ctx, path, part)
+        lines = partial(_part_lines, part)
+        listing = urls.sitemap_part_of(part[0][0])  # what the part lists
+        if listing != urls.SITEMAP_OTHERS and ctx.unchanged(("sitemap", listing)):
+            yield Unit(path, None, render, carried=lines)
+        else:
+            yield Unit(path, lines(), render)
+    shown = [(name, newest(part)) for name, part in parts]
+    yield Unit(urls.SITEMAP, tuple(f"{name} {lastmod.isoformat()}" for name, lastmod in shown),
+               lambda: [Output(urls.SITEMAP, sitemap_index(ctx.config, shown))])
+
+
+def _part_lines(part: list[tuple[str, datetime]]) -> tuple[str, ...]:
+    return (digest_all(_sitemap_line(*page) for page in part),)
+
+
+def _sitemap_part(ctx: RenderContext, path: str, part: list[tuple[str, datetime]]
+                  ) -> list[Output]:
+    return [Output(path, urlset(ctx.config, part))]
 
 
 def _sitemap_line(path: str, lastmod: datetime) -> str:

@@ -1,4 +1,4 @@
-"""sitemap.xml (all pages; an index of parts past 50,000 URLs) and news-sitemap.xml
+"""sitemap.xml (all pages; an index of parts past the limit, 50,000 URLs) and news-sitemap.xml
 (Google News: stories of the two days before `now`, at most 1,000)."""
 
 from __future__ import annotations
@@ -18,13 +18,12 @@ from desk.render.templates import isotime, utc_time
 
 SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 NEWS_NS = "http://www.google.com/schemas/sitemap-news/0.9"
-MAX_URLS = 50_000
 MAX_NEWS = 1_000
 _HEAD = '<?xml version="1.0" encoding="utf-8"?>\n'
 
 
 def render_sitemaps(ctx: RenderContext, pages: list[tuple[str, datetime]],
-                    max_urls: int = MAX_URLS) -> list[Output]:
+                    max_urls: int | None = None) -> list[Output]:
     """sitemap.xml (or its index and parts) over `pages` (site path, last modification),
     and news-sitemap.xml."""
     return [*render_sitemap(ctx, pages, max_urls), *render_news_sitemap(ctx)]
@@ -37,24 +36,54 @@ def render_news_sitemap(ctx: RenderContext) -> list[Output]:
 
 
 def render_sitemap(ctx: RenderContext, pages: list[tuple[str, datetime]],
-                   max_urls: int = MAX_URLS) -> Iterator[Output]:
-    """sitemap.xml (or its index and parts) over `pages` (site path, last modification),
-    made one part at a time: an archive's parts are tens of MB together, and each can be
-    written before the next is made."""
+                   max_urls: int | None = None) -> Iterator[Output]:
+    """sitemap.xml (or its index and parts, see `sitemap_parts`) over `pages` (site path,
+    last modification), made one part at a time: an archive's parts are tens of MB
+    together, and each can be written before the next is made."""
     config = ctx.config
-    if len(pages) <= max_urls:
+    limit = max_urls or config.sitemap_max_urls
+    if len(pages) <= limit:
         yield Output(urls.SITEMAP, urlset(config, pages))
         return
+    parts = sitemap_parts(pages, limit)
+    for name, part in parts:
+        yield Output(urls.sitemap_part(name), urlset(config, part))
+    yield Output(urls.SITEMAP, sitemap_index(config, [(name, newest(part))
+                                                      for name, part in parts]))
+
+
+def sitemap_parts(pages: list[tuple[str, datetime]], max_urls: int
+                  ) -> list[tuple[str, list[tuple[str, datetime]]]]:
+    """The parts of a sitemap past the limit, by name, in name order: each page in the
+    part `urls.sitemap_part_of` names, in the order given, a part past the limit cut into numbered
+    pieces. A new story changes its month's part and the other pages', not the parts
+    of earlier months, so a deploy sends those again only when they change."""
+    by_name: dict[str, list[tuple[str, datetime]]] = {}
+    for page in pages:
+        by_name.setdefault(urls.sitemap_part_of(page[0]), []).append(page)
+    parts = []
+    for name, part in sorted(by_name.items()):
+        if len(part) <= max_urls:
+            parts.append((name, part))
+            continue
+        for n, start in enumerate(range(0, len(part), max_urls), start=1):
+            parts.append((f"{name}-{n}", part[start: start + max_urls]))
+    return parts
+
+
+def newest(pages: list[tuple[str, datetime]]) -> datetime:
+    """The latest modification of some pages."""
+    return max(lastmod for _, lastmod in pages)
+
+
+def sitemap_index(config: Config, parts: list[tuple[str, datetime]]) -> bytes:
+    """The sitemaps.org index of the parts, each (name, latest modification)."""
     index = [_HEAD, f'<sitemapindex xmlns="{SITEMAP_NS}">\n']
-    for n, start in enumerate(range(0, len(pages), max_urls), start=1):
-        part = pages[start: start + max_urls]
-        path = f"/sitemap-{n}.xml"
-        yield Output(path, urlset(config, part))
-        newest = max(lastmod for _, lastmod in part)
-        index.append(f"<sitemap><loc>{escape(urls.absolute(config, path))}</loc>"
-                     f"<lastmod>{isotime(newest)}</lastmod></sitemap>\n")
+    for name, lastmod in parts:
+        index.append(f"<sitemap><loc>{escape(urls.absolute(config, urls.sitemap_part(name)))}"
+                     f"</loc><lastmod>{isotime(lastmod)}</lastmod></sitemap>\n")
     index.append("</sitemapindex>\n")
-    yield Output(urls.SITEMAP, "".join(index).encode("utf-8"))
+    return "".join(index).encode("utf-8")
 
 
 def urlset(config: Config, pages: list[tuple[str, datetime]]) -> bytes:

@@ -1,0 +1,73 @@
+"""Since the last build: which groups of stories (a newsroom, an edition, a beat, an
+agent) may show something new on their list pages.
+
+A list page's inputs are the keys of its member stories in their order, its place among
+its group's pages, what the group shows of itself (its title, an edition's neighbours)
+and the site key. A story's key covers all a list shows of it, its newsroom's title
+included, and every story's key covers the site key. So when no member's key changed, no
+story joined or left the group and, for an edition, no edition came or went beside it,
+each page of the group has the inputs the last build gave it and its key stands: a build
+from the saved state need not make the inputs of every list page of the archive to learn
+that nothing changed on most of them.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections.abc import Collection, Iterable, Iterator
+from dataclasses import dataclass
+
+from desk import urls
+from desk.content.catalog import Catalog
+from desk.content.loader import LoadedStory, Summary
+
+# ("newsroom", key), ("edition", key), ("beat", "NEWSROOM/BEAT"), ("agent", key), and the
+# sitemap's parts that list stories and editions ("sitemap", "stories-2026-11").
+GroupName = tuple[str, str]
+
+
+def groups_of(summary: Summary) -> Iterator[GroupName]:
+    """The groups whose list pages show a story."""
+    yield "newsroom", summary.newsroom
+    yield "edition", summary.edition
+    if summary.beat:
+        yield "beat", f"{summary.newsroom}/{summary.beat}"
+    if summary.agent:
+        yield "agent", summary.agent
+
+
+@dataclass(frozen=True)
+class Since:
+    """The groups whose list pages may differ from the last build's; every other group's
+    pages have the inputs they had then."""
+
+    touched: frozenset[GroupName]
+
+
+def since_last(catalog: Catalog, changed: Collection[str], left: Iterable[LoadedStory]
+               ) -> Since:
+    """What changed since the last build: `changed`, the paths of the published stories
+    whose key may differ from the last build's; `left`, the last versions of the stories
+    whose file changed or went since, and of those no longer published."""
+    by_path = catalog.by_path
+    stories = [by_path[path] for path in changed if path in by_path]
+    stories += left
+    touched = {name for item in stories for name in groups_of(item.summary)}
+    touched.update(_beside(catalog, {key for kind, key in touched if kind == "edition"}))
+    # The sitemap's parts that list them: their stories' months, their editions' months.
+    paths = [item.url_path for item in stories]
+    paths += [urls.edition_path(key) for kind, key in touched if kind == "edition"]
+    touched.update(("sitemap", urls.sitemap_part_of(path)) for path in paths)
+    return Since(frozenset(touched))
+
+
+def _beside(catalog: Catalog, editions: set[str]) -> Iterator[GroupName]:
+    """The editions next to these, whether these are still published or not: each
+    edition's page links the one before it and the one after it."""
+    if not editions:
+        return
+    keys = [group.key for group in reversed(catalog.editions)]  # oldest first
+    for edition in editions:
+        at = bisect_left(keys, edition)
+        for key in keys[max(0, at - 1): at + 2]:
+            yield "edition", key
