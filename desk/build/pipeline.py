@@ -457,6 +457,7 @@ class Plan:
             return
         # Every count-th unit: list pages of a kind cost alike and come one after another.
         shares = [todo[i::count] for i in range(count)]
+        self.writer.flush()  # the kept units' links made before a worker writes beside them
         forked = start_unit_workers([[unit.render for unit, _ in share] for share in shares[1:]],
                                     describe, self.writer.path, self.writer.shares_files)
         try:
@@ -596,6 +597,7 @@ def _render_todo(todo: list[tuple[LoadedStory, str]], render: RenderUnit, writer
         yield from _render_here(todo, render, writer, workers.progress, 1, len(todo))
         return
     chunks = _shares(todo, count)
+    writer.flush()  # the kept stories' links made before a worker writes beside them
     forked = start_workers(chunks[1:], render,
                            partial(describe_failure, templates_dir=ctx.config.templates_dir),
                            writer.path, writer.shares_files)

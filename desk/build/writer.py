@@ -559,6 +559,7 @@ def _remove_quietly(path: str) -> None:
 # is tens of thousands of small files, and Python's file objects cost more than writing.
 _WRITE = os.O_WRONLY | getattr(os, "O_BINARY", 0)
 _CREATE = _WRITE | os.O_CREAT | os.O_TRUNC
+_NEW = _WRITE | os.O_CREAT | os.O_EXCL
 
 
 def _write_file(target: str, data: bytes) -> None:
@@ -591,13 +592,11 @@ def _same_bytes(path: Path, data: bytes) -> bool:
 
 def _replace_file(target: str, data: bytes) -> None:
     try:
-        found = os.lstat(target)
+        found: os.stat_result | None = os.lstat(target)
     except FileNotFoundError:
-        _write_file(target, data)
-        return
-    if found.st_nlink > 1 or not stat.S_ISREG(found.st_mode):
-        os.unlink(target)  # the other name may be the live site's: never write through
-        _write_file(target, data)
+        found = None
+    if found is None or found.st_nlink > 1 or not stat.S_ISREG(found.st_mode):
+        _write_new(target, data)  # the other name may be the live site's
         return
     # Only the recycled folder has this file: rewriting it in place spares the
     # allocation of a new file, the slowest thing this kind of disk does.
@@ -605,6 +604,27 @@ def _replace_file(target: str, data: bytes) -> None:
     try:
         _write_all(fd, data)
         os.ftruncate(fd, len(data))
+    finally:
+        os.close(fd)
+
+
+def _write_new(target: str, data: bytes) -> None:
+    """Write a file under a name that nothing else holds: what holds it is unlinked, and
+    the file is made exclusively (O_EXCL). A link to the live site's file that another
+    thread or process makes under the name meanwhile is never opened and written through
+    (a render worker forked while this process was still linking its kept units)."""
+    while True:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(target)
+        try:
+            fd = os.open(target, _NEW, 0o666)
+            break
+        except FileExistsError:
+            continue  # linked meanwhile: unlinked at the next turn
+        except FileNotFoundError:
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+    try:
+        _write_all(fd, data)
     finally:
         os.close(fd)
 
