@@ -172,9 +172,10 @@ def test_untouched_groups_carry_their_pages_without_making_inputs(
     lines_of: list[str] = []
     part_lines = desk.render.site._part_lines
 
-    def lines_counted(part: list[tuple[str, datetime]]) -> tuple[str, ...]:
+    def lines_counted(ctx: Any, part: list[tuple[str, datetime]], name: str
+                      ) -> tuple[str, ...]:
         lines_of.append(part[0][0])
-        return part_lines(part)
+        return part_lines(ctx, part, name)
 
     monkeypatch.setattr(desk.render.site, "_part_lines", lines_counted)
     parts.clear()  # the build from nothing rendered every part

@@ -109,7 +109,7 @@ class IncrementalBuilds(RuleBasedStateMachine):
         self.settings: dict[str, object] = {
             "search": False, "content_dir": self.content, "templates_dir": self.templates,
             "static_dir": self.static, "cache_dir": self.root / "cache", "page_size": 3,
-            "feed_size": 4}
+            "feed_size": 4, "sitemap_max_urls": 8}  # a sitemap of parts, as at 100,000
         self.now = START + timedelta(hours=8)
         # The preview's port, the same for the whole run: its base URL is in every page's
         # key, so a preview started again may reuse what the last one left.

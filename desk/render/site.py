@@ -76,15 +76,16 @@ def site_units(ctx: RenderContext) -> Units:
     yield Unit(urls.NEWS_SITEMAP, None, lambda: render_news_sitemap(ctx))  # on the clock
 
 
-def _listed(ctx: RenderContext, pages: list[tuple[str, datetime]]) -> str:
-    """One digest of every page's line of the sitemap, made as they are, so an archive's
-    lines are never all held; a long-running process holds them anyway (Recall.line),
-    and digests them again only when one differs."""
+def _listed(ctx: RenderContext, pages: list[tuple[str, datetime]],
+            part: str = "") -> str:
+    """One digest of every page's line of the sitemap (or of one `part`), made as they
+    are, so an archive's lines are never all held; a long-running process holds them
+    anyway (Recall.line), and digests them again only when one differs."""
     recall = ctx.recall
     if recall is None:
         return digest_all(_sitemap_line(*page) for page in pages)
     lines = [recall.line(*page, make=_sitemap_line) for page in pages]
-    return ctx.kept("sitemap-lines", lines, partial(digest_all, lines))
+    return ctx.kept(("sitemap-lines", part), lines, partial(digest_all, lines))
 
 
 def _sitemap_parts(ctx: RenderContext, pages: list[tuple[str, datetime]]) -> Units:
@@ -95,7 +96,7 @@ def _sitemap_parts(ctx: RenderContext, pages: list[tuple[str, datetime]]) -> Uni
     for name, part in parts:
         path = urls.sitemap_part(name)
         render = partial(_sitemap_part, ctx, path, part)
-        lines = partial(_part_lines, part)
+        lines = partial(_part_lines, ctx, part, name)
         listing = urls.sitemap_part_of(part[0][0])  # what the part lists
         if listing != urls.SITEMAP_OTHERS and ctx.unchanged(("sitemap", listing)):
             yield Unit(path, None, render, carried=lines)
@@ -106,8 +107,9 @@ def _sitemap_parts(ctx: RenderContext, pages: list[tuple[str, datetime]]) -> Uni
                lambda: [Output(urls.SITEMAP, sitemap_index(ctx.config, shown))])
 
 
-def _part_lines(part: list[tuple[str, datetime]]) -> tuple[str, ...]:
-    return (digest_all(_sitemap_line(*page) for page in part),)
+def _part_lines(ctx: RenderContext, part: list[tuple[str, datetime]], name: str
+                ) -> tuple[str, ...]:
+    return (_listed(ctx, part, name),)
 
 
 def _sitemap_part(ctx: RenderContext, path: str, part: list[tuple[str, datetime]]
