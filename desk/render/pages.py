@@ -461,26 +461,15 @@ def edition_units(ctx: RenderContext) -> Units:
     for group in ctx.catalog.editions:
         older, newer = ctx.catalog.neighbours(group.key)
         neighbours = (older.key if older else "", newer.key if newer else "")
+        path = urls.edition_path(group.key)
         render = _edition_page(ctx, group, older, newer)
+        inputs = partial(members_inputs, ctx, path, "edition.html", group.stories, *neighbours)
         if ctx.unchanged(("edition", group.key)):
-            yield Unit(urls.edition_path(group.key), None, render, recurring=True,
-                       carried=partial(_carried_inputs, ctx, group, neighbours))
+            yield Unit(path, None, render, recurring=True, carried=inputs)
             continue
-        path, inputs = ctx.kept(("edition", group.key), (group.stories, neighbours),
-                                partial(_edition_inputs, ctx, group, neighbours),
-                                fresh=("edition", group.key) in touched)
-        yield Unit(path, inputs, render, recurring=True)
-
-
-def _carried_inputs(ctx: RenderContext, group: Group, neighbours: tuple[str, str]
-                    ) -> tuple[str, ...]:
-    return _edition_inputs(ctx, group, neighbours)[1]
-
-
-def _edition_inputs(ctx: RenderContext, group: Group, neighbours: tuple[str, str]
-                    ) -> tuple[str, tuple[str, ...]]:
-    path = urls.edition_path(group.key)
-    return path, members_inputs(ctx, path, "edition.html", group.stories, *neighbours)
+        yield Unit(path, ctx.kept(("edition", group.key), (group.stories, neighbours), inputs,
+                                  fresh=("edition", group.key) in touched),
+                   render, recurring=True)
 
 
 def _edition_page(ctx: RenderContext, group: Group, older: Group | None,
