@@ -379,3 +379,29 @@ def test_the_loose_files_of_a_rebuild_are_those_of_a_build_from_nothing(tmp_path
     assert loose and loose.isdisjoint(in_units)
     assert loose | in_units == files_of(tmp_path / "public") - {MARKER}
     assert kept.state.loose == scratch.state.loose
+
+
+def test_a_kept_folder_never_meets_a_file_already_staged_there(tmp_path: Path) -> None:
+    """A unit of the usual files in its folder is kept by its folder, its names not made
+    unless a staged file is in that folder: any such file refuses the keep, whether this
+    build wrote it or kept it in another unit, for a staged site and a set of changes."""
+    from desk.build.state import UnitRecord
+    from desk.build.writer import ChangesStaging, Staging
+    from desk.render import Output
+
+    out = tmp_path / "public"
+    live = Staging(out)
+    live.write([Output("/a/", b"a"), Output("/b/", b"b"), Output("/", b"home")])
+    live.swap_in("site-1")
+    story = ("index.html", "index.md", "index.json")
+    for make in (lambda: Staging(out), lambda: ChangesStaging(tmp_path / "changes", "site-1")):
+        writer = make()
+        writer.write([Output("/a/index.md", b"written")])
+        writer.keep("/feed/", UnitRecord.of("/feed/", "f", ("b/index.json", "feed.xml")))
+        writer.write([Output("/c/", b"c")])
+        assert not writer.keep("/a/", UnitRecord.of("/a/", "k", tuple("a/" + n for n in story)))
+        assert not writer.keep("/b/", UnitRecord.of("/b/", "k", ("b/index.html", "b/index.json")))
+        assert not writer.keep("/", UnitRecord.of("/", "k", ("index.html", "index.json", "feed.xml")))
+        assert writer.keep("/d/", UnitRecord.of("/d/", "k", ("d/index.html", "d/index.json")))
+        assert not writer.keep("/d/", UnitRecord.of("/d/", "k", ("d/index.html", "d/index.json")))
+        writer.discard()

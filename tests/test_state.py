@@ -5,6 +5,7 @@ state was read from is written whole; a damaged file is no state at all."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import sqlite3
 from datetime import UTC, datetime
@@ -18,6 +19,7 @@ from storygen import REPO, make_corpus, make_story
 
 from desk.build.cache import BuildCache
 from desk.build.pipeline import build
+from desk.build.slots import slot_maker
 from desk.build.state import (
     FileRecord,
     SavedState,
@@ -304,3 +306,44 @@ def test_a_large_difference_is_written_without_waiting_on_its_own_lock(tmp_path:
     story = again.inspected["content/stories/story-2.json"].story
     assert story is not None and story.summary.headline == state.inspected[
         "content/stories/story-2.json"].story.summary.headline  # type: ignore[union-attr]
+
+
+def test_a_state_naming_a_unit_outside_the_site_is_no_state(tmp_path: Path) -> None:
+    file = tmp_path / "s.sqlite"
+    for bad in ("/stories/../../", "/a/./", "//", "/a\\b/", "stories/x/", "/x"):
+        write_state(a_state(), file)
+        with sqlite3.connect(file) as db:  # a folder of usual files
+            db.execute("UPDATE units SET id = ? WHERE id = '/stories/2026-11-10/story-1/'",
+                       (bad,))
+        db.close()
+        assert read_state(file) == SavedState(), bad
+    for name in ("../up.xml", "a/../../up.xml", "a\\b.xml"):
+        write_state(a_state(), file)
+        with sqlite3.connect(file) as db:  # a unit's listed files
+            db.execute("UPDATE units SET files = ? WHERE id = '/feed/'",
+                       (json.dumps(["feed.xml", name]).encode(),))
+        db.close()
+        assert read_state(file) == SavedState(), name
+
+
+def test_records_made_slot_by_slot_are_those_init_makes() -> None:
+    made = record(4)
+    story = made.story
+    assert story is not None
+    summary = story.summary
+    fields = [getattr(summary, f.name) for f in dataclasses.fields(summary)]
+    again = slot_maker(type(summary))(*fields)
+    assert again == summary and again._compared() == summary._compared()
+    loaded = slot_maker(LoadedStory)(*(getattr(story, f.name)
+                                       for f in dataclasses.fields(story)))
+    assert loaded == story and hash(loaded) == hash(story)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        loaded.digest = "x"  # type: ignore[misc]
+    unit_record = UnitRecord("k", 3, "d", "/a/")
+    copy = slot_maker(UnitRecord, ("key", "_digest", "_files", "_folder"))("k", "d", 3, "/a/")
+    assert copy == unit_record and copy.files == ("a/index.html", "a/index.md", "a/index.json")
+    for not_frozen in (Spare, Finding):  # a plain dataclass; a frozen one without slots
+        with pytest.raises(TypeError):
+            slot_maker(not_frozen)
+    with pytest.raises(TypeError):
+        slot_maker(UnitRecord, ("key", "other"))

@@ -34,7 +34,7 @@ import secrets
 import shutil
 import sqlite3
 import sys
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -43,6 +43,7 @@ from typing import Any
 import orjson
 
 from desk.build.heap import collector_paused
+from desk.build.slots import slot_maker
 from desk.build.writer import Spare, UnitFiles
 from desk.content.findings import Finding
 from desk.content.history import UrlHistory, history_from_json
@@ -297,11 +298,8 @@ def _read_state(db: sqlite3.Connection, path: Path, spare: bool) -> SavedState:
     # URL history name again.
     shared = {text: text for record in inspected.values() if record.story is not None
               for text in (record.story.url_path, record.story.summary.id)}
-    # A unit's index.json digest stays in the file (see StateFile).
-    units = {(unit_id := shared.get(unit, unit)):
-             _unit_record(unit_id, key, files, "" if no_digest else source)
-             for unit, key, files, no_digest in db.execute(
-                 "SELECT id, key, files, json_digest = '' FROM units")}
+    units = _units_from_rows(db.execute("SELECT id, key, files, json_digest = '' FROM units"),
+                             shared, source)
     if [len(inspected), len(units)] != meta["counts"]:
         raise ValueError("rows are missing")  # a file cut short
     history = meta["history"]
@@ -317,13 +315,32 @@ def _read_state(db: sqlite3.Connection, path: Path, spare: bool) -> SavedState:
     return state
 
 
+def _units_from_rows(rows: Iterable[Any], shared: Mapping[str, str],
+                     source: StateFile) -> dict[str, UnitRecord]:
+    """The units' records, by id; a unit's index.json digest stays in the file (see
+    StateFile)."""
+    units: dict[str, UnitRecord] = {}
+    usual = {orjson.dumps(count): count for count in USUAL_FILES}  # the JSON as written
+    get, make = shared.get, _UNIT_RECORD
+    for unit, key, files, no_digest in rows:
+        unit_id = get(unit, unit)
+        count = usual.get(files)
+        # Most units: the usual files of a folder that passes the quick test, made at
+        # once; the others as UnitRecord.of makes them (checked in full).
+        if count is not None and plain_folder(unit_id):
+            units[unit_id] = make(key, "" if no_digest else source, count, unit_id)
+        else:
+            units[unit_id] = _unit_record(unit_id, key, files, "" if no_digest else source)
+    return units
+
+
 def _file_record(row: Any, texts: StateFile) -> FileRecord:
     path, mtime, size, ino, blob, story, findings = row
-    return FileRecord(packed_stat(int(mtime), int(size), int(ino)),
-                      None if story is None else _story_from_json(path, orjson.loads(story),
-                                                                   texts),
-                      () if findings is None else
-                      tuple(Finding(*f) for f in orjson.loads(findings)), str(blob)).placed(STORED)
+    return _FILE_RECORD(packed_stat(int(mtime), int(size), int(ino)),
+                        None if story is None else _story_from_json(path, orjson.loads(story),
+                                                                     texts),
+                        () if findings is None else
+                        tuple(Finding(*f) for f in orjson.loads(findings)), str(blob), STORED)
 
 
 class StateFile:
@@ -702,10 +719,18 @@ def _story_from_json(path: str, held: Any, texts: StateFile) -> LoadedStory:
     modified_at = published_at if modified == published else datetime.fromisoformat(modified)
     related = tuple((u, h) for u, h in held[10]) if held[10] else ()
     corrections = tuple((datetime.fromisoformat(at), text) for at, text in held[13])
-    summary = Summary(story_id, newsroom, title, edition, published_at, modified_at, held[8],
-                      held[9], related, held[11], held[12], corrections,
-                      StoredTexts(texts, path, digest), tuple(held[14]))
-    return LoadedStory(path, summary, digest, url_path)
+    summary = _SUMMARY(story_id, newsroom, title, edition, published_at, modified_at,
+                       held[8], held[9], related, held[11], held[12], corrections,
+                       _STORED_TEXTS(texts, path, digest), tuple(held[14]))
+    return _LOADED_STORY(path, summary, digest, url_path, False, "")
+
+
+# Made for every story on every build: each with its slots set directly (desk.build.slots).
+_SUMMARY = slot_maker(Summary)
+_STORED_TEXTS = slot_maker(StoredTexts)
+_LOADED_STORY = slot_maker(LoadedStory)
+_FILE_RECORD = slot_maker(FileRecord)
+_UNIT_RECORD = slot_maker(UnitRecord, ("key", "_digest", "_files", "_folder"))
 
 
 def _finding_to_json(f: Finding) -> list[Any]:

@@ -294,6 +294,9 @@ class Staging:
         # the files of the units it keeps, every one of which belongs to a unit.
         self._written: set[str] = set()
         self._kept = StagedFiles()
+        # The folders (as unit ids: "/a/b/") of the names in either set: a kept unit of
+        # usual files in no such folder cannot meet a staged file, told without its names.
+        self._named: set[str] = set()
         self._keep_spare = keep_spare
         self._remove_old = remove_old
         self._spare = self._adopt_spare(spare) if keep_spare else None
@@ -351,6 +354,7 @@ class Staging:
         if relative in self._written or relative in self._kept:
             raise WriteError(f"two outputs for /{relative}")
         (self._written if staged is None else staged).add(relative)
+        self._named.add("/" + relative[:relative.rfind("/") + 1])
 
     def adopt(self, files: tuple[str, ...], size: int) -> None:
         """Account for files a render worker wrote into the staging folder."""
@@ -367,9 +371,9 @@ class Staging:
         False (nothing done) when a file is already staged. Staged files are never written
         in place, so a link can never change the live site.
         """
-        files = record.files
-        if not self._count_kept(unit, record, files):
+        if not self._count_kept(unit, record):
             return False
+        files = record.files
         if self._spare is not None and unit:
             kept = self._spare.units.get(unit)
             if kept is not None and kept.key == record.key and kept.files == files:
@@ -377,22 +381,25 @@ class Staging:
         self._pool.link_all(files, self.out_dir)
         return True
 
-    def _count_kept(self, unit: str, record: UnitFiles, files: tuple[str, ...]) -> bool:
+    def _count_kept(self, unit: str, record: UnitFiles) -> bool:
         """Count a kept unit's files as staged (False, nothing counted: one already is)."""
         kept = self._kept
         # The record says whether the files are the usual ones: 155,000 units are kept
         # every hour at 100,000 stories, and testing their names again takes 3 µs each.
         count = record.usual
-        if count:  # noted by its folder
-            if unit in kept.folders or any(relative in self._written or relative in kept.names
-                                           for relative in files):
+        if count:  # noted by its folder; its names made only if a staged name is there
+            if unit in kept.folders or unit in self._named and any(
+                    relative in self._written or relative in kept.names
+                    for relative in record.files):
                 return False
             kept.folders[unit] = count
-        else:
-            if any(relative in self._written or relative in kept for relative in files):
-                return False
-            for relative in files:
-                self.claim(relative, kept)
+            self.files += count
+            return True
+        files = record.files
+        if any(relative in self._written or relative in kept for relative in files):
+            return False
+        for relative in files:
+            self.claim(relative, kept)
         self.files += len(files)
         return True
 
@@ -481,7 +488,7 @@ class ChangesStaging(Staging):
     def keep(self, unit: str, record: UnitFiles) -> bool:
         """Count the unit's files as part of the site; nothing is written (False: changes
         to nothing keep nothing, or a file is already staged)."""
-        return bool(self.previous_id) and self._count_kept(unit, record, record.files)
+        return bool(self.previous_id) and self._count_kept(unit, record)
 
     def swap_in(self, site_id: str) -> None:
         """Write the list of the whole site's files, then swap the folder in."""

@@ -113,16 +113,25 @@ def history_from_json(data: Any, pointer: str = "",
     shared = shared or {}
     lists: dict[str, tuple[str, ...]] = {}
     seen: set[str] = set()
+    get, usual = shared.get, _USUAL_STORY_PATH.fullmatch
+    # One pass of quick tests over an archive's worth of ids; the pointer of a problem
+    # is made only when there is one.
     for story_id, paths in data.items():
-        where = f"{pointer}/{escape_pointer(story_id)}"
         if not isinstance(paths, list) or not paths:
-            raise ValueError(f"{where}: expected a list of URL paths")
+            raise ValueError(f"{_where(pointer, story_id)}: expected a list of URL paths")
         for i, path in enumerate(paths):
-            if not _is_story_path(path) or path in seen:
-                raise ValueError(f"{where}/{i}: not a story URL path, or listed twice")
+            if (not (type(path) is str and usual(path) is not None or _is_story_path(path))
+                    or path in seen):
+                raise ValueError(f"{_where(pointer, story_id)}/{i}: not a story URL path, "
+                                 "or listed twice")
             seen.add(path)
-        lists[shared.get(story_id, story_id)] = tuple(shared.get(p, p) for p in paths)
-    return UrlHistory(dict(sorted(lists.items())))
+        lists[get(story_id, story_id)] = tuple(map(get, paths, paths))
+    # As saved, the ids are in order already: sorted only when they are not.
+    return UrlHistory(lists if _in_order(lists) else dict(sorted(lists.items())))
+
+
+def _where(pointer: str, story_id: str) -> str:
+    return f"{pointer}/{escape_pointer(story_id)}"
 
 
 def read_history_file(path: Path) -> tuple[UrlHistory | None, list[Finding]]:
