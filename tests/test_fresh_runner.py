@@ -316,7 +316,7 @@ def test_the_kept_files_noted_by_folder_are_the_files_named(folders: dict[str, i
         if i % 3 == 2:
             others.append(name)
         else:
-            staged.add(name)
+            staged.names.add(name)
             every.add(name)
     assert list(staged.in_order()) == sorted(every)
     assert list(staged.in_order(others)) == sorted([*every, *others])

@@ -386,7 +386,7 @@ def test_a_kept_folder_never_meets_a_file_already_staged_there(tmp_path: Path) -
     unless a staged file is in that folder: any such file refuses the keep, whether this
     build wrote it or kept it in another unit, for a staged site and a set of changes."""
     from desk.build.state import UnitRecord
-    from desk.build.writer import ChangesStaging, Staging
+    from desk.build.writer import ChangesStaging, Staging, WriteError
     from desk.render import Output
 
     out = tmp_path / "public"
@@ -404,4 +404,16 @@ def test_a_kept_folder_never_meets_a_file_already_staged_there(tmp_path: Path) -
         assert not writer.keep("/", UnitRecord.of("/", "k", ("index.html", "index.json", "feed.xml")))
         assert writer.keep("/d/", UnitRecord.of("/d/", "k", ("d/index.html", "d/index.json")))
         assert not writer.keep("/d/", UnitRecord.of("/d/", "k", ("d/index.html", "d/index.json")))
+        # Units by their names: one meeting a written file, a kept name, a kept folder's
+        # usual file; then one that meets none, whose names no later unit may take.
+        for files in (("e/x.pf", "c/index.html"), ("e/x.pf", "feed.xml"),
+                      ("e/x.pf", "d/index.json")):
+            assert not writer.keep("/e/", UnitRecord.of("/e/", "k", files)), files
+        assert writer.keep("/e/", UnitRecord.of("/e/", "k", ("e/x.pf", "e/f/y.pf", "d/other")))
+        assert not writer.keep("/e2/", UnitRecord.of("/e2/", "k", ("e/f/y.pf",)))
+        assert not writer.keep("/e/f/", UnitRecord.of("/e/f/", "k", ("e/f/y.pf", "e/f/z.pf")))
+        with pytest.raises(WriteError, match="two outputs for /e/f/y.pf"):
+            writer.write([Output("/e/f/y.pf", b"y")])
+        with pytest.raises(WriteError, match="two outputs for /g/a.pf"):
+            writer.keep("/g/", UnitRecord.of("/g/", "k", ("g/a.pf", "g/b.pf", "g/a.pf")))
         writer.discard()
