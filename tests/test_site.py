@@ -312,13 +312,15 @@ def test_sitemap_switches_to_an_index_past_the_limit(corpus, tmp_path: Path) -> 
     from desk.build.pipeline import render_context
     from desk.content.catalog import build_catalog
     from desk.render.site import sitemap_pages
-    from desk.render.sitemaps import render_sitemaps
 
     config, _ = corpus
+    config = config.model_copy(update={"output_dir": tmp_path / "public",
+                                       "sitemap_max_urls": 20})
+    assert build(config, Clock(NOW)).ok
     catalog = build_catalog(inspect_content(config).content, config, Clock(NOW))
-    ctx = render_context(catalog, config, Clock(NOW), None, ())
-    pages = sitemap_pages(ctx)
-    outputs = {o.path: o.data for o in render_sitemaps(ctx, pages, max_urls=20)}
+    pages = sitemap_pages(render_context(catalog, config, Clock(NOW), None, ()))
+    outputs = {"/" + f.name: f.read_bytes()
+               for f in config.output_dir.glob("*sitemap*.xml")}
     index = etree.fromstring(outputs["/sitemap.xml"])
     assert index.tag == f"{{{SITEMAP_NS}}}sitemapindex"
     parts = [e.text.removeprefix("https://hangingcontext.com")

@@ -10,25 +10,21 @@ in order, positionally, and makes the same object: equal, hashing the same, as f
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 T = TypeVar("T")
 
 
-def slot_maker(cls: type[T], names: Sequence[str] = ()) -> Callable[..., T]:
+def slot_maker(cls: type[T]) -> Callable[..., T]:
     """A function of every field of `cls`, in order, that makes the object its
-    `__init__` would: for a frozen dataclass with slots and no `__post_init__`, or for a
-    slotted class whose `__init__` only sets the slots `names` from its arguments, in
-    that order (raises TypeError for any other)."""
-    if not names:
-        params = getattr(cls, "__dataclass_params__", None)
-        if (params is None or not params.frozen or "__slots__" not in cls.__dict__
-                or hasattr(cls, "__post_init__")):
-            raise TypeError(f"{cls.__name__} is not a frozen, slotted dataclass")
-        names = [f.name for f in dataclasses.fields(cls)]  # type: ignore[arg-type]
-    elif not set(names) <= set(cls.__dict__.get("__slots__", ())):
-        raise TypeError(f"{cls.__name__} has no slots {names}")
+    `__init__` would: for a frozen dataclass with slots and no `__post_init__` (raises
+    TypeError for any other class)."""
+    params = getattr(cls, "__dataclass_params__", None)
+    if (params is None or not params.frozen or "__slots__" not in cls.__dict__
+            or hasattr(cls, "__post_init__")):
+        raise TypeError(f"{cls.__name__} is not a frozen, slotted dataclass")
+    names = [f.name for f in dataclasses.fields(cls)]  # type: ignore[arg-type]
     scope: dict[str, Any] = {"new": object.__new__, "cls": cls}
     for i, name in enumerate(names):
         scope[f"set{i}"] = cls.__dict__[name].__set__  # the slot's own setter

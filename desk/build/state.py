@@ -34,7 +34,7 @@ import secrets
 import shutil
 import sqlite3
 import sys
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -103,12 +103,12 @@ class UnitRecord:
     def __init__(self, key: str, files: tuple[str, ...] | int,
                  json_digest: str | StateFile = "", folder: str = "") -> None:
         # A digest left in the state's file only with the unit's folder, which names it.
-        # Immutable: set once here, through object.__setattr__ (see __setattr__).
-        setattr_ = object.__setattr__
-        setattr_(self, "key", key)
-        setattr_(self, "_digest", json_digest)
-        setattr_(self, "_files", files)
-        setattr_(self, "_folder", folder)
+        # Immutable: set once here, through the slots' own setters (see __setattr__): the
+        # state's reader makes one for each of 155,000 units at 100,000 stories.
+        _SET_KEY(self, key)
+        _SET_DIGEST(self, json_digest)
+        _SET_FILES(self, files)
+        _SET_FOLDER(self, folder)
 
     @classmethod
     def of(cls, unit_id: str, key: str, files: tuple[str, ...] | int,
@@ -165,6 +165,10 @@ class UnitRecord:
 
     def __repr__(self) -> str:
         return f"UnitRecord({self.key!r}, {self.files!r}, {self.json_digest!r})"
+
+
+_SET_KEY, _SET_DIGEST, _SET_FILES, _SET_FOLDER = (UnitRecord.__dict__[name].__set__
+                                                  for name in UnitRecord.__slots__)
 
 
 # Where an inspection stands against the state's file, so that only what changed is
@@ -298,8 +302,11 @@ def _read_state(db: sqlite3.Connection, path: Path, spare: bool) -> SavedState:
     # URL history name again.
     shared = {text: text for record in inspected.values() if record.story is not None
               for text in (record.story.url_path, record.story.summary.id)}
-    units = _units_from_rows(db.execute("SELECT id, key, files, json_digest = '' FROM units"),
-                             shared, source)
+    # A unit's index.json digest stays in the file (see StateFile).
+    units = {(unit_id := shared.get(unit, unit)):
+             _unit_record(unit_id, key, files, "" if no_digest else source)
+             for unit, key, files, no_digest in db.execute(
+                 "SELECT id, key, files, json_digest = '' FROM units")}
     if [len(inspected), len(units)] != meta["counts"]:
         raise ValueError("rows are missing")  # a file cut short
     history = meta["history"]
@@ -313,25 +320,6 @@ def _read_state(db: sqlite3.Connection, path: Path, spare: bool) -> SavedState:
                        media=dict(meta.get("media") or {}))
     state.stored = Stored(path, str(meta["generation"]), units)
     return state
-
-
-def _units_from_rows(rows: Iterable[Any], shared: Mapping[str, str],
-                     source: StateFile) -> dict[str, UnitRecord]:
-    """The units' records, by id; a unit's index.json digest stays in the file (see
-    StateFile)."""
-    units: dict[str, UnitRecord] = {}
-    usual = {orjson.dumps(count): count for count in USUAL_FILES}  # the JSON as written
-    get, make = shared.get, _UNIT_RECORD
-    for unit, key, files, no_digest in rows:
-        unit_id = get(unit, unit)
-        count = usual.get(files)
-        # Most units: the usual files of a folder that passes the quick test, made at
-        # once; the others as UnitRecord.of makes them (checked in full).
-        if count is not None and plain_folder(unit_id):
-            units[unit_id] = make(key, "" if no_digest else source, count, unit_id)
-        else:
-            units[unit_id] = _unit_record(unit_id, key, files, "" if no_digest else source)
-    return units
 
 
 def _file_record(row: Any, texts: StateFile) -> FileRecord:
@@ -673,9 +661,15 @@ def _files_to_json(unit_id: str, record: UnitFiles) -> int | list[str]:
 
 def _unit_record(unit_id: str, key: str, files: Any,
                  json_digest: str | StateFile = "") -> UnitRecord:
-    data = orjson.loads(files) if isinstance(files, bytes) else files
+    # Most units' files are the count of their usual ones: told without decoding JSON.
+    data = (_USUAL_JSON.get(files) or orjson.loads(files) if isinstance(files, bytes)
+            else files)
     return UnitRecord.of(unit_id, key, data if isinstance(data, int)
                          else _files_from_json(unit_id, data), json_digest)
+
+
+# The JSON of each count of usual files, as written.
+_USUAL_JSON = {orjson.dumps(count): count for count in USUAL_FILES}
 
 
 def _files_from_json(unit_id: str, data: int | list[str]) -> tuple[str, ...]:
@@ -730,7 +724,6 @@ _SUMMARY = slot_maker(Summary)
 _STORED_TEXTS = slot_maker(StoredTexts)
 _LOADED_STORY = slot_maker(LoadedStory)
 _FILE_RECORD = slot_maker(FileRecord)
-_UNIT_RECORD = slot_maker(UnitRecord, ("key", "_digest", "_files", "_folder"))
 
 
 def _finding_to_json(f: Finding) -> list[Any]:

@@ -220,9 +220,8 @@ class StagedFiles:
             return True
         if not self.folders:
             return False
-        folder, _, name = relative.rpartition("/")
-        count = self.folders.get(f"/{folder}/" if folder else "/")
-        return count is not None and name in urls.USUAL_FILES[count]
+        count = self.folders.get(_folder_of(relative))
+        return count is not None and relative[relative.rfind("/") + 1:] in urls.USUAL_FILES[count]
 
     def __len__(self) -> int:
         return len(self.names) + sum(self.folders.values())
@@ -255,6 +254,11 @@ class StagedFiles:
             names += [f[1:] + name for f in deep.get(part, ()) for name in usual[folders[f]]]
             names.sort()
             yield from names
+
+
+def _folder_of(relative: str) -> str:
+    """The folder of a site file, as a unit names it ("a/b/index.html" → "/a/b/")."""
+    return "/" + relative[:relative.rfind("/") + 1]
 
 
 def _part(name: str) -> str:
@@ -349,7 +353,7 @@ class Staging:
         if relative in self._written or relative in self._kept:
             raise WriteError(f"two outputs for /{relative}")
         self._written.add(relative)
-        self._named.add("/" + relative[:relative.rfind("/") + 1])
+        self._named.add(_folder_of(relative))
 
     def adopt(self, files: tuple[str, ...], size: int) -> None:
         """Account for files a render worker wrote into the staging folder."""
@@ -393,7 +397,7 @@ class Staging:
         # Other units by their names (a sealed search bundle: a thousand files), tested
         # as sets: 100,000 kept every hour at 100,000 stories.
         files = record.files
-        folders = {"/" + relative[:relative.rfind("/") + 1] for relative in files}
+        folders = {_folder_of(relative) for relative in files}
         if (not self._written.isdisjoint(files) or not kept.names.isdisjoint(files)
                 or not kept.folders.keys().isdisjoint(folders)
                 and any(relative in kept for relative in files)):

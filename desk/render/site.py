@@ -31,7 +31,6 @@ from desk.render.pages import PAGE_KINDS, PageKind
 from desk.render.sitemaps import (
     newest,
     render_news_sitemap,
-    render_sitemap,
     sitemap_index,
     sitemap_parts,
     urlset,
@@ -72,7 +71,8 @@ def site_units(ctx: RenderContext) -> Units:
     if len(pages) > ctx.config.sitemap_max_urls:
         yield from _sitemap_parts(ctx, pages)
     else:
-        yield Unit(urls.SITEMAP, (_listed(ctx, pages),), lambda: render_sitemap(ctx, pages))
+        yield Unit(urls.SITEMAP, (_listed(ctx, pages),),
+                   lambda: [Output(urls.SITEMAP, urlset(ctx.config, pages))])
     yield Unit(urls.NEWS_SITEMAP, None, lambda: render_news_sitemap(ctx))  # on the clock
 
 

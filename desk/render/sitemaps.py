@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator
 from datetime import datetime, timedelta
 from xml.sax.saxutils import escape
 
@@ -22,34 +21,10 @@ MAX_NEWS = 1_000
 _HEAD = '<?xml version="1.0" encoding="utf-8"?>\n'
 
 
-def render_sitemaps(ctx: RenderContext, pages: list[tuple[str, datetime]],
-                    max_urls: int | None = None) -> list[Output]:
-    """sitemap.xml (or its index and parts) over `pages` (site path, last modification),
-    and news-sitemap.xml."""
-    return [*render_sitemap(ctx, pages, max_urls), *render_news_sitemap(ctx)]
-
-
 def render_news_sitemap(ctx: RenderContext) -> list[Output]:
     """news-sitemap.xml."""
     news = news_sitemap(ctx.catalog, ctx.config, ctx.now)
     return [Output(urls.NEWS_SITEMAP, news.encode("utf-8"))]
-
-
-def render_sitemap(ctx: RenderContext, pages: list[tuple[str, datetime]],
-                   max_urls: int | None = None) -> Iterator[Output]:
-    """sitemap.xml (or its index and parts, see `sitemap_parts`) over `pages` (site path,
-    last modification), made one part at a time: an archive's parts are tens of MB
-    together, and each can be written before the next is made."""
-    config = ctx.config
-    limit = max_urls or config.sitemap_max_urls
-    if len(pages) <= limit:
-        yield Output(urls.SITEMAP, urlset(config, pages))
-        return
-    parts = sitemap_parts(pages, limit)
-    for name, part in parts:
-        yield Output(urls.sitemap_part(name), urlset(config, part))
-    yield Output(urls.SITEMAP, sitemap_index(config, [(name, newest(part))
-                                                      for name, part in parts]))
 
 
 def sitemap_parts(pages: list[tuple[str, datetime]], max_urls: int
