@@ -32,6 +32,7 @@ from desk.build.lock import LockBusy, guarded_by, writing
 from desk.build.modes import Flags, ModeError, build_mode
 from desk.build.parallel import MAX_JOBS, default_jobs, fork_safe
 from desk.build.pipeline import BuildReport, build
+from desk.build.survey import EarlySurvey
 from desk.build.target import Target
 from desk.commands.announce import announce_command
 from desk.commands.preview import preview_group
@@ -46,7 +47,7 @@ from desk.config import (
 )
 from desk.content.catalog import Clock
 from desk.content.findings import Finding, sort_findings
-from desk.content.gitblobs import GitListing, checked_out_since
+from desk.content.gitblobs import checked_out_since
 from desk.content.history import UrlHistory, read_history_file
 from desk.content.media import media_findings
 from desk.publish.annotations import annotation
@@ -162,7 +163,7 @@ def main() -> None:
 @url_history_option
 @click.option("--jobs", type=click.IntRange(1, MAX_JOBS, clamp=True),
               show_default=f"the number of cores, at most {MAX_JOBS}",
-              help="Processes rendering stories (forked on Linux; one process elsewhere).")
+              help="Processes building the site (forked on Linux; one process elsewhere).")
 @click.option("--no-cache", is_flag=True, help="Fresh: build from nothing into a fresh "
               "folder, neither reading nor saving the build cache (to check that a build "
               "from nothing gives the same site).")
@@ -226,9 +227,9 @@ def build_command(content: Path | None, out: Path | None, base_url: str | None,
     state_file = BuildCache.file_for(config.cache_dir, out) if mode.uses_cache else None
     # One writer per site and per cache, from before the cache is read until it is saved.
     with (locked("build", guarded_by(out, state_file), no_wait, level),
-          _early_git(config.content_dir, state_file) as listing):
+          _early_survey(config.content_dir, state_file, jobs) as survey):
         cache = BuildCache.saved_for(config.cache_dir, out) if mode.uses_cache else BuildCache()
-        cache.git = listing
+        cache.survey = survey
         if not mode.keeps_pages:
             cache.state.disown()
         _run_build(BuildRun(config, mode.target(out), cache, jobs, level, report_file),
@@ -236,15 +237,17 @@ def build_command(content: Path | None, out: Path | None, base_url: str | None,
 
 
 @contextlib.contextmanager
-def _early_git(content: Path, state_file: Path | None) -> Iterator[GitListing | None]:
-    """git's listing of the content, started now when a build will likely ask git which
-    files are unchanged (a checkout since the state was saved: a fresh runner's clone):
-    git lists them on one core while desk reads the saved state on the other."""
-    if state_file is None or not checked_out_since(content, state_file):
+def _early_survey(content: Path, state_file: Path | None, jobs: int
+                  ) -> Iterator[EarlySurvey | None]:
+    """The content's files looked at on one core while desk reads the saved state on the
+    other, when `jobs` allows a second process (none without a state to compare them
+    with); git asked which are unchanged when the checkout is newer than the state (a
+    fresh runner's clone)."""
+    if state_file is None or not state_file.is_file() or not content.is_dir():
         yield None
         return
-    with GitListing(content) as listing:
-        yield listing
+    with EarlySurvey(content, checked_out_since(content, state_file), jobs > 1) as survey:
+        yield survey
 
 
 @dataclass(frozen=True)

@@ -19,14 +19,17 @@ from conftest import tree
 from savedstate import inspected_rows, state_files
 from storygen import REPO, make_corpus, make_story, write_story
 
-from desk.build.cache import BuildCache, FileRecord, InspectionCache, file_stat
+from desk.build.cache import BuildCache, FileRecord, InspectionCache
 from desk.build.keys import check_key
 from desk.build.pipeline import build
-from desk.build.state import packed_stat, stat_values
+from desk.build.state import file_stat, packed_stat, stat_values
+from desk.build.survey import SURVEYED, EarlySurvey, Survey, survey
 from desk.config import Config, load_config
 from desk.content.catalog import Clock
+from desk.content.findings import Finding
 from desk.content.gitblobs import CleanFiles, GitListing, blob_id, checked_out_since, clean_blobs
 from desk.content.history import UrlHistory, read_history_file
+from desk.content.loader import content_files
 
 NOW = datetime(2026, 11, 11, tzinfo=UTC)
 
@@ -324,3 +327,64 @@ def test_a_checkout_is_newer_than_the_state_only_until_a_build_saves_it(tmp_path
     state.touch()
     os.utime(tmp_path / "site/.git/index", ns=(1, 1))
     assert not checked_out_since(content, state)
+
+
+def test_a_survey_finds_what_the_inspection_would_look_at_itself(tmp_path: Path) -> None:
+    """The survey `desk build` takes while it reads the saved state: the same files, stats
+    and clean blobs as the walk, file_stat and git's listing, forked or not: with an edit
+    git sees, an untracked story, a hidden file, a draft and a symlink out of the content."""
+    content = tmp_path / "content"
+    make_corpus(content, 5)
+    committed(content)
+    stories = sorted(content.rglob("story-number-*.json"))
+    same_size_edit(stories[0])
+    write_story(content, make_story(40, published_at=datetime(2026, 11, 10, 22, tzinfo=UTC)))
+    (content / "stories" / ".hidden.json").write_text("{}", encoding="utf-8")
+    (content / "drafts").mkdir()
+    shutil.copy(stories[1], content / "drafts" / "draft.json")
+    (tmp_path / "elsewhere.json").write_text("{}", encoding="utf-8")
+    (content / "stories" / "out.json").symlink_to(tmp_path / "elsewhere.json")
+    walked = {}
+    for folder in SURVEYED:
+        findings: list[Finding] = []
+        walked[folder] = (content_files(content, folder, findings), findings)
+    assert walked["stories"][1] and walked["drafts"][0]  # the symlink's finding; the draft
+    stats = {p: file_stat(p) for paths, _ in walked.values() for p in paths}
+    clean = dict(clean_blobs(content))
+    assert str(stories[0]) not in clean and str(stories[1]) in clean
+
+    with EarlySurvey(content, ask_git=True) as early:
+        forked = early.result()
+    with EarlySurvey(content, ask_git=True, fork=False) as early:  # one process (--jobs 1)
+        here = early.result()
+    assert forked == here == Survey(walked, stats, clean)
+    assert survey(content, None) == Survey(walked, stats, None)  # git not asked
+
+
+def test_the_inspection_takes_the_survey_s_word_and_looks_itself_without_one(
+        tmp_path: Path) -> None:
+    """A survey's stats and blob ids are what the inspection goes by (a survey that says a
+    file edited since is clean with its old blob recalls the old inspection); a survey
+    whose process died is none, and the inspection looks for itself."""
+    content = tmp_path / "content"
+    make_corpus(content, 2)
+    committed(content)
+    config = setting(tmp_path, content, "public")
+    cache = BuildCache()
+    assert build(config, Clock(NOW), cache=cache).ok
+    fresh_clone(content)
+    path = sorted(cache.state.inspected)[0]
+    known = cache.state.inspected[path]
+    same_size_edit(Path(path))
+    inspection = InspectionCache(cache.state, check_key(config), content=content)
+    assert inspection.recall(path, inspection.stat(path)) is None  # git says modified
+    stats = {path: file_stat(path)}
+    told = Survey({"stories": ([path], [])}, stats, {path: known.blob})
+    inspection = InspectionCache(cache.state, check_key(config), content=content, survey=told)
+    assert inspection.files(content, "stories", []) == [path]
+    assert inspection.recall(path, inspection.stat(path)) == (known.story, known.findings)
+
+    with EarlySurvey(content, ask_git=True) as early:
+        process, _ = early._worker or pytest.fail("a survey is forked on this platform")
+        process.kill()
+        assert early.result() is None

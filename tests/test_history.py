@@ -48,6 +48,50 @@ def test_moves_append_and_a_url_belongs_to_its_last_story() -> None:
     assert redirects(history, {"1": C}, {A: None, C: None})[0].path == B
 
 
+def _moved_one_page_at_a_time(urls: dict[str, tuple[str, ...]],
+                               pages: list[tuple[str, str]]) -> dict[str, tuple[str, ...]]:
+    """The rule of advance, page by page: the path leaves whichever list holds it and
+    becomes its id's newest."""
+    lists = {k: list(v) for k, v in urls.items()}
+    for story_id, path in sorted(pages):
+        for paths in lists.values():
+            if path in paths:
+                paths.remove(path)
+        lists.setdefault(story_id, []).append(path)
+    return {k: tuple(v) for k, v in sorted(lists.items()) if v}
+
+
+_PATHS = [f"/stories/2026-11-14/s{n}/" for n in range(8)]
+
+
+@st.composite
+def _history_and_pages(draw: st.DrawFn) -> tuple[dict[str, tuple[str, ...]],
+                                                 list[tuple[str, str]]]:
+    ids = [str(n) for n in range(6)]
+    owned = draw(st.lists(st.tuples(st.sampled_from(ids), st.sampled_from(_PATHS)),
+                          unique_by=lambda pair: pair[1]))
+    urls: dict[str, tuple[str, ...]] = {}
+    for story_id, path in owned:
+        urls[story_id] = (*urls.get(story_id, ()), path)
+    pages = draw(st.lists(st.tuples(st.sampled_from(ids), st.sampled_from(_PATHS)),
+                          unique_by=(lambda pair: pair[0], lambda pair: pair[1])))
+    return dict(sorted(urls.items())), pages
+
+
+@given(_history_and_pages())
+def test_advance_moves_only_what_moved_as_the_rule_says(
+        case: tuple[dict[str, tuple[str, ...]], list[tuple[str, str]]]) -> None:
+    """Whatever moved, returned to an old URL or took another story's: the history is
+    the one the rule makes page by page, ids in order; unchanged when nothing moved."""
+    urls, pages = case
+    history = UrlHistory(urls)
+    after = history.advance(pages)
+    assert after.urls == _moved_one_page_at_a_time(urls, pages)
+    assert list(after.urls) == sorted(after.urls)
+    if all(history.latest(story_id) == path for story_id, path in pages):
+        assert after is history
+
+
 @pytest.mark.parametrize("data,where", [
     ({"1": ["/stories/2026-11-14/../../etc/"]}, "/1/0"),
     ({"1": ["/stories/2026-11-14/a/", "/../x/"]}, "/1/1"),

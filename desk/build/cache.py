@@ -45,18 +45,19 @@ from desk.build.state import (
     FileRecord,
     SavedState,
     Stat,
-    packed_stat,
+    file_stat,
     read_state,
     stat_size,
     write_state,
 )
+from desk.build.survey import EarlySurvey, Survey
 from desk.build.writer import site_id_of, spare_path
 from desk.content.checks import KeptChecks
 from desk.content.findings import Finding
 from desk.content.gitblobs import CleanFiles, GitListing, blob_id
 from desk.content.history import UrlHistory, read_history_file
 from desk.content.listing import ContentListing
-from desk.content.loader import ContentChanged, LoadedStory
+from desk.content.loader import ContentChanged, LoadedStory, content_files
 from desk.render.context import Recall, RenderContext
 from desk.urls import URL_HISTORY, relative_file
 
@@ -115,9 +116,9 @@ class BuildCache:
     # folder hold (desk serve's start: its folder may hold the site of an older preview,
     # or of another site, not the history the site's own build starts from).
     start_history: UrlHistory | None = None
-    # git's listing of the content folder, started before the state was read when git
-    # is likely to be asked (desk.content.gitblobs.checked_out_since); its owner closes it.
-    git: GitListing | None = None
+    # The content's files looked at while the state was read (desk.build.survey), for
+    # the inspection to take; its owner closes it.
+    survey: EarlySurvey | None = None
 
     @classmethod
     def saved_for(cls, cache_dir: Path, out_dir: Path) -> BuildCache:
@@ -175,26 +176,17 @@ def remembered_history(cache_dir: Path, out_dir: Path, given: UrlHistory | None 
     return cache.recall_history(out_dir)
 
 
-def file_stat(path: str) -> Stat | None:
-    """The stat values that change whenever a file's bytes do."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return packed_stat(st.st_mtime_ns, st.st_size, st.st_ino)
-
-
 class InspectionCache:
     """The saved inspections of story files, as the loader asks for them (`content`: the
     content folder, when git may be asked which of its files are unchanged)."""
 
     def __init__(self, state: SavedState, check_key: str,
                  changed: set[str] | None = None, content: Path | None = None,
-                 listing: GitListing | None = None) -> None:
+                 survey: Survey | None = None) -> None:
         self._state = state
         self._changed = changed
         self._content = content
-        self._listing = listing  # git's listing of `content`, already started
+        self._survey = survey  # `content`'s files looked at ahead, if they were
         self._clean: CleanFiles | None = None
         # The last versions of the stories whose saved inspection this one replaces or
         # drops (None: not known, the saved inspections being of no use).
@@ -213,6 +205,21 @@ class InspectionCache:
             return None
         known = self._state.inspected.get(path)
         return (known.story, known.findings) if known is not None else None
+
+    def files(self, content: Path, folder: str, findings: list[Finding]) -> list[str]:
+        """The files of a content folder (content_files), as surveyed if they were."""
+        found = self._survey.files.get(folder) if self._survey is not None else None
+        if found is None:
+            return content_files(content, folder, findings)
+        findings.extend(found[1])
+        return found[0]
+
+    def stat(self, path: str) -> Stat | None:
+        """A file's stat (file_stat), as surveyed if it was."""
+        stats = self._survey.stats if self._survey is not None else None
+        if stats is not None and path in stats:
+            return stats[path]
+        return file_stat(path)
 
     def recall(self, path: str, stat: Stat | None) -> Inspected | None:
         """The inspection of an unchanged file, if known."""
@@ -259,9 +266,12 @@ class InspectionCache:
         adds bytes to any file with a line break. Such a record is not restated: the next
         fresh checkout asks git again, and a build on this checkout asks git rather than
         reading the file."""
-        return (known.story is not None and bool(known.blob)
-                and stat_size(stat) == stat_size(known.stat)
-                and self._git_clean().holds(path, known.blob))
+        if known.story is None or not known.blob or stat_size(stat) != stat_size(known.stat):
+            return False
+        clean = self._survey.clean if self._survey is not None else None
+        if clean is not None:  # git's word, taken with the survey
+            return clean.get(path) == known.blob
+        return self._git_clean().holds(path, known.blob)
 
     @staticmethod
     def _same_bytes(path: str, known: FileRecord) -> str | None:
@@ -275,12 +285,9 @@ class InspectionCache:
         return blob_id(data)
 
     def _git_clean(self) -> CleanFiles:
-        """The content files git holds unchanged, with their blob ids (asked once: by
-        the listing started before the state was read, if any)."""
+        """The content files git holds unchanged, with their blob ids (asked once)."""
         if self._clean is None:
-            if self._listing is not None:
-                self._clean = CleanFiles.of_listing(self._listing)
-            elif self._content is not None:
+            if self._content is not None:
                 with GitListing(self._content) as listing:
                     self._clean = CleanFiles.of_listing(listing)
             else:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 
-from desk.build.cache import Inspected, InspectionCache, Session, file_stat
+from desk.build.cache import Inspected, InspectionCache, Session
 from desk.build.parallel import map_forked
 from desk.build.state import Stat
 from desk.config import Config
@@ -88,8 +88,8 @@ def inspect_content(config: Config, cache: InspectionCache | None = None,
                                        "content folder not found"),))
     findings: list[Finding] = []
     draft_findings: list[Finding] = []
-    listed = (partial(session.listing.files, changed=session.changed)
-              if session is not None else content_files)
+    listed = (partial(session.listing.files, changed=session.changed) if session is not None
+              else cache.files if cache is not None else content_files)
     paths = listed(content, STORIES, findings)
     draft_paths = listed(content, DRAFTS, draft_findings)
     parsed: dict[str, ParsedStory] = {}
@@ -141,7 +141,7 @@ def _inspect_files(paths: list[str], config: Config, cache: InspectionCache | No
         if known is not None:
             results[path] = known
             continue
-        stat = file_stat(path) if cache is not None else None
+        stat = cache.stat(path) if cache is not None else None
         recalled = cache.recall(path, stat) if cache is not None else None
         if recalled is None:
             todo.append((path, stat))

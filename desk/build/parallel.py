@@ -89,11 +89,31 @@ def map_forked(func: Callable[[T], R], items: Sequence[T], workers: int) -> list
 
 
 def _map_chunk(func: Callable[[T], R], chunk: Sequence[T], send: Connection) -> None:
+    _call(lambda: [func(item) for item in chunk], send)
+
+
+def start_forked(func: Callable[[], object]) -> Worker:
+    """func() started in a forked process (only from a process without threads, where
+    fork_safe): its result comes back by result_of, or stop_workers stops it."""
+    return _fork(_call, (func,))
+
+
+def result_of(worker: Worker) -> tuple[bool, Any]:
+    """Wait for a worker started by start_forked: (True, its result), or (False, what
+    went wrong)."""
+    try:
+        kind, payload = _outcome(worker)
+    finally:
+        stop_workers([worker])
+    return kind == "ok", payload
+
+
+def _call(func: Callable[[], object], send: Connection) -> None:
     _die_with_parent()
     _quiet_on_stop()
     try:
-        send.send(("ok", [func(item) for item in chunk]))
-    except Exception as exc:  # noqa: BLE001 - the parent raises it
+        send.send(("ok", func()))
+    except Exception as exc:  # noqa: BLE001 - the parent raises or reports it
         send.send(("error", f"worker: {exc!r}"))
     finally:
         send.close()

@@ -381,10 +381,11 @@ def _inspect(config: Config, clock: Clock, target: Target, cache: BuildCache, jo
     content: Path | None = config.content_dir  # a build may ask git what changed
     if session is not None:  # desk serve: its watcher knows
         changed, content = session.changed, None
+    surveyed = (cache.survey.result() if cache.survey is not None and content is not None
+                else None)
     inspection = inspect_content(
-        config, InspectionCache(cache.state, check_key(config), changed, content,
-                                None if content is None else cache.git), jobs,
-        history, session)
+        config, InspectionCache(cache.state, check_key(config), changed, content, surveyed),
+        jobs, history, session)
     counted = list(inspection.findings)
     if clock.drafts:
         counted = sort_findings([*counted, *inspection.draft_findings])

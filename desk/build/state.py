@@ -76,6 +76,15 @@ def stat_size(stat: Stat) -> int:
     """The size, as packed."""
     return (stat >> 64) & _FIELD
 
+
+def file_stat(path: str) -> Stat | None:
+    """The stat values that change whenever a file's bytes do."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return packed_stat(st.st_mtime_ns, st.st_size, st.st_ino)
+
 _SCHEMA = """
 CREATE TABLE meta (name TEXT PRIMARY KEY, value BLOB NOT NULL);
 CREATE TABLE inspected (path TEXT PRIMARY KEY, mtime INTEGER NOT NULL, size INTEGER NOT NULL,

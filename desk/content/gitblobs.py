@@ -102,6 +102,10 @@ class GitListing:
             if name not in dirty:
                 yield prefix + name, blob
 
+    def clean(self) -> dict[str, str]:
+        """Each clean file's blob id, by its path (as clean_blobs names them)."""
+        return {os.fsdecode(path): blob.decode("ascii") for path, blob in self.entries()}
+
     def close(self) -> None:
         """Stop git where it still runs and drop what it wrote."""
         for run in self._runs:

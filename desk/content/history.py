@@ -53,20 +53,27 @@ class UrlHistory:
         return found[-1] if found else None
 
     def advance(self, pages: Iterable[tuple[str, str]]) -> UrlHistory:
-        """The history after a build whose live pages are `pages` (story id, URL path):
-        each path becomes its id's newest and leaves the list of any other id."""
-        pages = sorted(pages)
-        if all(self.latest(story_id) == path for story_id, path in pages):
+        """The history after a build whose live pages are `pages` (story id, URL path;
+        no id or path twice): each path becomes its id's newest and leaves the list of
+        any other id."""
+        latest = self.latest
+        # Only the pages that moved: the others are their ids' newest already, and no
+        # other page takes their path or id. An hour moves a few of 100,000.
+        moved = sorted((story_id, path) for story_id, path in pages
+                       if latest(story_id) != path)
+        if not moved:
             return self  # nothing moved (the usual build)
-        lists = {k: list(v) for k, v in self.urls.items()}
-        owners = {path: k for k, paths in lists.items() for path in paths}
-        for story_id, path in pages:
+        lists = dict(self.urls)  # tuples, replaced where they change
+        wanted = {path for _, path in moved}
+        owners = {path: k for k, paths in lists.items() for path in paths if path in wanted}
+        for story_id, path in moved:
             former = owners.get(path)
             if former is not None:
-                lists[former].remove(path)
-            lists.setdefault(story_id, []).append(path)
+                lists[former] = tuple(p for p in lists[former] if p != path)
+            lists[story_id] = (*lists.get(story_id, ()), path)
             owners[path] = story_id
-        return UrlHistory({k: tuple(v) for k, v in sorted(lists.items()) if v})
+        kept = {k: v for k, v in lists.items() if v}
+        return UrlHistory(kept if _in_order(kept) else dict(sorted(kept.items())))
 
     def to_json(self) -> Mapping[str, tuple[str, ...]]:
         """The JSON form of the history (ids in order; a tuple is a JSON array): not to

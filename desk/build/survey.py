@@ -1,0 +1,106 @@
+"""The content's story and draft files looked at ahead: each file's path and stat, and
+git's blob id of each file git holds unchanged, taken while the saved state is read.
+
+Enters: the content folder (and whether git is to be asked: a fresh checkout). Leaves: a
+Survey, which the inspection (desk.build.cache.InspectionCache) takes instead of walking
+the folders, taking each file's stat and hashing git's listing itself.
+
+At 100,000 stories the walk, the stats and git's listing take about a second, and
+reading the saved state two: `desk build` starts the survey in a forked process before it
+reads the state, so both go on at once on two cores. Where forking is not safe, git's
+listing is started early all the same and the rest is done when the inspection asks.
+
+A survey is as of the build's start: a file saved while the state is read is inspected
+under the older stat, so the next build reads it again, as for any file saved while a
+build runs; a file added meanwhile waits for the next build.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from desk.build.parallel import Worker, fork_safe, result_of, start_forked, stop_workers
+from desk.build.state import Stat, file_stat
+from desk.content.findings import Finding
+from desk.content.gitblobs import GitListing
+from desk.content.loader import DRAFTS, STORIES, content_files
+
+# The content folders surveyed: the ones with a file per story.
+SURVEYED = (STORIES, DRAFTS)
+
+
+@dataclass(frozen=True)
+class Survey:
+    """What the inspection would find by looking itself, looked at ahead."""
+
+    # By content folder: its files, sorted, and the findings of the walk (content_files).
+    files: Mapping[str, tuple[list[str], list[Finding]]]
+    stats: Mapping[str, Stat | None]  # by file, as listed
+    # git's blob id of each file it holds unchanged (clean_blobs); None: git not asked.
+    clean: Mapping[str, str] | None = None
+
+
+def survey(content: Path, listing: GitListing | None) -> Survey:
+    """The story and draft files below `content` with their stats, and git's clean files
+    from `listing` (started by the caller, which closes it), if any."""
+    files: dict[str, tuple[list[str], list[Finding]]] = {}
+    stats: dict[str, Stat | None] = {}
+    for folder in SURVEYED:
+        findings: list[Finding] = []
+        paths = content_files(content, folder, findings)
+        files[folder] = (paths, findings)
+        for path in paths:
+            stats[path] = file_stat(path)
+    return Survey(files, stats, None if listing is None else listing.clean())
+
+
+def _survey_asking_git(content: Path, ask_git: bool) -> Survey:
+    with GitListing(content) if ask_git else contextlib.nullcontext() as listing:
+        return survey(content, listing)
+
+
+class EarlySurvey:
+    """A survey of the content started now and taken when the inspection asks for it: in
+    a forked process where forking is safe (and `fork`: the build may use a second
+    process); else git's listing (`ask_git`) started now, the rest done when asked. A
+    context manager: leaving it stops what still runs."""
+
+    def __init__(self, content: Path, ask_git: bool, fork: bool = True) -> None:
+        self._content = content
+        self._worker: Worker | None = None
+        self._listing: GitListing | None = None
+        if fork and fork_safe():
+            self._worker = start_forked(lambda: _survey_asking_git(content, ask_git))
+        elif ask_git:
+            self._listing = GitListing(content)
+
+    def __enter__(self) -> EarlySurvey:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def result(self) -> Survey | None:
+        """The survey (None: the process that took it failed, and the inspection looks
+        for itself). Taken once; asked again (a build that starts over), it is made
+        here, without git."""
+        worker, self._worker = self._worker, None
+        if worker is not None:
+            done, found = result_of(worker)
+            return found if done else None
+        try:
+            return survey(self._content, self._listing)
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        """Stop the forked process or git's listing, if they still run."""
+        if self._worker is not None:
+            stop_workers([self._worker])
+            self._worker = None
+        if self._listing is not None:
+            self._listing.close()
+            self._listing = None
