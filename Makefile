@@ -54,8 +54,11 @@ $(VNU_STAMP):
 	  && touch $@; \
 	else echo "npm not found: the HTML validity gate is skipped (CI installs npm)"; fi
 
+# The tests run on every core (pytest-xdist; `make test` stays under 10 minutes on 2
+# cores), the modules of slow tests first (tests/conftest.py) and an idle worker taking
+# tests queued for another. ARGS="-n 0" runs them in one process.
 test: lint $(VNU_STAMP)
-	$(BIN)/python -m pytest -q $(ARGS)
+	$(BIN)/python -m pytest -q -n auto --dist worksteal $(ARGS)
 
 golden: $(STAMP)
 	DESK_UPDATE_GOLDEN=1 $(BIN)/python -m pytest -q tests/test_golden.py

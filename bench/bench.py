@@ -74,6 +74,7 @@ import http.client
 import json
 import os
 import platform
+import random
 import re
 import shutil
 import socket
@@ -1485,10 +1486,11 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--sizes", default="1000,10000",
                         help="corpus sizes, comma-separated ('none': the pictures corpus only)")
     parser.add_argument("--quick", action="store_true",
-                        help="a small corpus (200 stories), 3 serve edits")
+                        help="a small corpus (200 stories), 3 serve edits and 30 stories "
+                             "of the pictures corpus, unless --edits or --pictures says")
     parser.add_argument("--phases", default=",".join(RUN_PHASES),
                         help="what to measure, comma-separated, of: " + ", ".join(RUN_PHASES))
-    parser.add_argument("--edits", type=int, default=5, help="serve edits to time")
+    parser.add_argument("--edits", type=int, help="serve edits to time (default 5)")
     parser.add_argument("--starts", default="nothing,build,preview",
                         help="desk serve's starts to time, of nothing, build, preview (in "
                              "that order; preview alone follows an untimed start)")
@@ -1505,9 +1507,9 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--cold-rounds", type=int, default=1,
                         help="cold builds per tool, the tools taking turns (the fastest "
                              "counts): single figures drift with the disk")
-    parser.add_argument("--pictures", type=int, default=600,
+    parser.add_argument("--pictures", type=int,
                         help="stories of the pictures corpus (one in three with a local "
-                             "3,000 x 2,000 JPEG), desk alone; 0 leaves it out")
+                             "3,000 x 2,000 JPEG), desk alone; 0 leaves it out (default 600)")
     parser.add_argument("--results", type=Path,
                         help="where to write the Markdown (default: bench/RESULTS.md; "
                              "--quick, or --phases short of all, writes nothing unless given)")
@@ -1529,15 +1531,34 @@ def plan_of(args: argparse.Namespace) -> Plan:
     fresh = tuple(f"fresh-{name}" for name in args.fresh.split(",")
                   if f"fresh-{name}" in FRESH_PATHS)
     return Plan(json.loads(SEED.read_text(encoding="utf-8")), phases,
-                3 if args.quick else args.edits, fresh, args.cold_rounds, free_port(),
+                given(args.edits, 3 if args.quick else 5), fresh, args.cold_rounds, free_port(),
                 args.reuse, tuple(f"start {name}" for name in args.starts.split(",")))
 
 
+def given(value: int | None, default: int) -> int:
+    """A count the flags gave, else the run's default (--quick has its own)."""
+    return default if value is None else value
+
+
 def free_port() -> int:
-    """A port free now, for every desk serve of the run (see Preview)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+    """A port free now, for every desk serve of the run (see Preview), below the range
+    the system hands out for port 0 and outgoing connections: the run lets it go between
+    desk serve's starts, and another process (the tests run in parallel) could be given
+    a port of that range meanwhile."""
+    try:
+        first = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        first = 49152  # the other systems' default range
+    low = 10_000 if first > 11_000 else 1024
+    for _ in range(100):
+        port = random.SystemRandom().randrange(low, first)
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", port))
+            except OSError:
+                continue  # taken: another
+            return port
+    raise SystemExit(f"no free loopback port between {low} and {first}")
 
 
 def corpus_size(count: int, args: argparse.Namespace, plan: Plan,
@@ -1572,7 +1593,7 @@ def main() -> None:
     plan = plan_of(args)
     sizes = [200] if args.quick else [] if args.sizes == "none" else [
         int(s) for s in args.sizes.split(",")]
-    pictures = 30 if args.quick and args.pictures else args.pictures
+    pictures = given(args.pictures, 30 if args.quick else 600)
     pictures = pictures if "pictures" in plan.phases and "desk" in args.tools.split(",") else 0
     fresh = len(plan.fresh) if "fresh" in plan.phases else 0
     check_published(sizes, fresh)

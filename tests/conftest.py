@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import sys
 from collections.abc import Callable
@@ -55,9 +56,31 @@ def write_tree(files: dict[str, bytes], folder: Path) -> Path:
     return folder
 
 
+def child_pids(pid: int | str = "self") -> set[int]:
+    """The processes that process `pid` forked, zombies included (Linux's /proc). A thread
+    may end while its children are read: they go to another thread, so read all again."""
+    for tries in itertools.count(1):
+        try:
+            return {int(child) for task in Path(f"/proc/{pid}/task").iterdir()
+                    for child in (task / "children").read_text().split()}
+        except FileNotFoundError:
+            if tries == 100 or not Path(f"/proc/{pid}").exists():
+                raise
+    raise AssertionError("unreachable")
+
+
 def tree(folder: Path) -> dict[str, bytes]:
     """Every file below folder with its bytes (for before/after comparisons)."""
     if not folder.exists():
         return {}
     return {p.relative_to(folder).as_posix(): p.read_bytes()
             for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The modules of long-running tests (marked slow) first, in their own order: run
+    on several cores (`make test`), a long test then starts while the other workers have
+    short ones left, not last and alone. Whole modules, so that their fixtures of module
+    scope are made once."""
+    slow = {item.path for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.path not in slow)

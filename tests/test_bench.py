@@ -1,7 +1,7 @@
 """`make bench` itself, on a corpus small enough for the test run: the phases run, the
 fresh-runner hours and the sweep hour report their memory, the cold build's rounds count
-the fastest, desk serve's starts and saves are timed in the corpus's own folder, and the
-figures hang together.
+the fastest, desk serve's starts and saves are timed in the corpus's own folder, the
+pictures corpus is measured, and the figures hang together.
 Speed is the benchmark's business, never asserted here."""
 
 from __future__ import annotations
@@ -22,9 +22,11 @@ pytestmark = pytest.mark.slow
                     "the build cache with zstd, as actions/cache does")
 def test_a_quick_bench_runs_every_desk_phase_and_reports_whole_memory(tmp_path: Path) -> None:
     result = subprocess.run(
+        # The pictures corpus at 3 stories, not --quick's 30: the phase still runs whole
+        # (its hourly publish adds 10 pictured stories) in about half the time.
         [sys.executable, str(REPO / "bench/bench.py"), "--quick", "--tools", "desk",
-         "--fresh", "s3", "--edits", "2", "--cold-rounds", "2", "--keep", str(tmp_path),
-         "--results", str(tmp_path / "RESULTS.md")],
+         "--fresh", "s3", "--edits", "2", "--pictures", "3", "--cold-rounds", "2",
+         "--keep", str(tmp_path), "--results", str(tmp_path / "RESULTS.md")],
         capture_output=True, text=True, timeout=600, cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
     out = result.stdout
@@ -41,9 +43,16 @@ def test_a_quick_bench_runs_every_desk_phase_and_reports_whole_memory(tmp_path: 
         assert int(whole) >= int(own) > 0
     for situation in ("nothing known", "after desk build", "after a preview"):
         assert re.search(rf"desk\s+serve start, {situation}\s+[\d.]+ s to both pages", out)
+    # The flags say how many: --quick's own counts only fill in for those not given.
+    assert re.search(r"save → reload event: median \d+ ms \(\d+, \d+\)", out)
     # The preview's folder is the corpus's, never the repository's.
     assert (tmp_path / "200/desk/cache/preview/site/index.html").is_file()
     written = (tmp_path / "RESULTS.md").read_text(encoding="utf-8")
+    assert "### Pictures: 3 stories (desk only)" in written
+    assert re.search(r"\| no pictures \(0 pictures\) \| [\d.]+ s, \d+ MB \| [\d.]+ s, \d+ MB \|",
+                     written)
+    assert re.search(r"\| one story in three pictured \(1 pictures\) \| [\d.]+ s, \d+ MB \| "
+                     r"[\d.]+ s, \d+ MB \|", written)
     assert "The hour of a correction sweep (25 stories edited" in written
     assert re.search(r"desk serve, save → reload < 300 ms \| \d+ ms", written)
     assert re.search(r"\| preview start ≤ 5 s \([^|]*after a preview\) \| [\d.]+ s \|", written)

@@ -10,6 +10,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
 from conftest import NOW, tree
 from storygen import REPO, make_corpus, make_story, write_story
 
@@ -27,6 +28,7 @@ def desk_build(content: Path, out: Path) -> subprocess.Popen[bytes]:
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
 
+@pytest.mark.slow
 def test_sigkill_at_several_points_never_damages_the_site(tmp_path: Path) -> None:
     content = tmp_path / "content"
     write_story(content, make_story(1000, published_at=datetime(2026, 11, 14, tzinfo=UTC)))

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -24,6 +23,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 from conftest import Result, tree
+from ports import lasting_port
 from storygen import REPO, make_corpus, make_story, write_story
 
 from desk.cli import main
@@ -53,13 +53,6 @@ class Server:
         return self.root / BUCKET / prefix
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 def wait_until_serving(server: Server, process: subprocess.Popen[bytes]) -> None:
     """Poll with a real request until the server answers (at most 20 s)."""
     client = server.client()
@@ -80,7 +73,7 @@ def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     root = tmp_path_factory.mktemp("s3")
     store = root / "store"
     (store / BUCKET).mkdir(parents=True)
-    port = free_port()
+    port = lasting_port()  # let go until rclone takes it
     with (root / "rclone.log").open("wb") as log:
         # The tests change the bucket through the server only: it caches its listings.
         process = subprocess.Popen(

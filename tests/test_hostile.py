@@ -138,6 +138,7 @@ def _surrogate_json(data: dict[str, Any], where: str) -> bytes:
     return text.encode("ascii")
 
 
+@pytest.mark.slow
 @settings(max_examples=EXAMPLES, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(data=hostile_story(), surrogate=st.one_of(st.none(), st.sampled_from(TEXT_FIELDS)))

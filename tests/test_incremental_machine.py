@@ -23,16 +23,17 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import tempfile
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pytest
 from conftest import tree
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 from picturegen import REMOTE, photo
+from ports import lasting_port
 from storygen import REPO, make_story, write_draft, write_story, write_withdrawal
 
 from desk.build import keys
@@ -46,6 +47,7 @@ from desk.serve.folder import CACHE, PREVIEW, SITE
 from desk.serve.resume import clock_text
 from desk.serve.server import DevServer
 
+pytestmark = pytest.mark.slow
 FUZZ = int(os.environ.get("DESK_MACHINE_EXAMPLES", "0"))
 START = datetime(2026, 11, 10, 6, tzinfo=UTC)
 NEWSROOMS = ("artificial-intelligence", "climate")
@@ -113,9 +115,7 @@ class IncrementalBuilds(RuleBasedStateMachine):
         self.now = START + timedelta(hours=8)
         # The preview's port, the same for the whole run: its base URL is in every page's
         # key, so a preview started again may reuse what the last one left.
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            self.port = probe.getsockname()[1]
+        self.port = lasting_port()
         self.preview: Preview | None = None
         self.stopped_for = 0  # steps the preview stays stopped for
         self.resumable = False  # stopped cleanly, and nothing it builds from changed since

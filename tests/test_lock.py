@@ -101,6 +101,7 @@ def _finish(process: subprocess.Popen[str]) -> tuple[int, str, str]:
     return process.returncode, out, err
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("edits", [False, True], ids=["unchanged", "edited"])
 def test_builds_started_together_end_with_the_site_a_build_from_nothing_makes(
         tmp_path: Path, edits: bool) -> None:

@@ -243,6 +243,7 @@ def test_index_md_and_llms_txt_keep_sample_hostile_text(reader: str) -> None:
         assert_llms_entry(llms, data, reader)
 
 
+@pytest.mark.slow
 @settings(max_examples=EXAMPLES, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(texts=st.lists(plain_text, min_size=1, max_size=8))

@@ -102,6 +102,7 @@ def objects(s3: Server, prefix: str = "") -> dict[str, bytes]:
     return tree(s3.root / SITE_BUCKET / prefix)
 
 
+@pytest.mark.slow
 def test_preview_workflow_end_to_end(s3: Server, tmp_path: Path) -> None:
     site, stories = repo_site(tmp_path)
     git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.org"]

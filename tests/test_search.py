@@ -18,7 +18,7 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
-from conftest import tree, write_tree
+from conftest import child_pids, tree, write_tree
 from savedstate import edit_meta, state_files
 from searchindex import bundles, live_entries, without_search
 from storygen import REPO, make_story, write_story, write_withdrawal
@@ -248,14 +248,6 @@ def test_changes_only_builds_index_what_a_fresh_runner_lacks(tmp_path: Path) -> 
     assert len(made) >= 2
 
 
-def children() -> set[int]:
-    """This process's child processes, zombies included (Linux)."""
-    found: set[int] = set()
-    for task in Path("/proc/self/task").iterdir():
-        found.update(int(pid) for pid in (task / "children").read_text().split())
-    return found
-
-
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs Linux's /proc")
 def test_a_build_failing_while_pagefind_runs_leaves_no_process_and_no_scratch_folder(
         tmp_path: Path) -> None:
@@ -267,13 +259,13 @@ def test_a_build_failing_while_pagefind_runs_leaves_no_process_and_no_scratch_fo
     shutil.copytree(REPO / "templates", templates)
     config = config_for(tmp_path).model_copy(update={"templates_dir": templates})
     assert build(config, Clock(NOW), jobs=1).ok
-    before, running = tree(config.output_dir), children()
+    before, running = tree(config.output_dir), child_pids()
     hourly_change(tmp_path / "content")  # new stories: the fresh bundle is indexed again
     (templates / "newsroom.html").write_text("{{ nope.nope }}")
     report = build(config, Clock(NOW), jobs=1)
     assert not report.ok
     assert report.errors[0].format().startswith(f"{templates / 'newsroom.html'}:1:")
-    assert children() == running
+    assert child_pids() == running
     assert tree(config.output_dir) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["cache", "content", "public",
                                                           "templates"]

@@ -6,11 +6,11 @@ a corrupt one, a template changed meanwhile, a half-written folder."""
 from __future__ import annotations
 
 import shutil
-import socket
 from collections.abc import Callable
 from pathlib import Path
 
 from conftest import tree
+from ports import lasting_port
 from storygen import REPO, make_corpus, make_story, write_story
 from test_serve import NOW
 
@@ -37,9 +37,7 @@ class Preview:
         self.templates = root / "templates"
         self.cache = root / ".desk-cache"
         self.stories: list[dict[str, object]] = []
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            self.port = probe.getsockname()[1]
+        self.port = lasting_port()
 
     def config(self, base_url: str) -> Config:
         return load_config(REPO / "pyproject.toml", {

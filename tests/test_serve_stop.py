@@ -14,7 +14,7 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
-from conftest import NOW
+from conftest import NOW, child_pids
 from previews import one_story_preview
 from storygen import make_corpus
 
@@ -43,6 +43,7 @@ def start_preview(root: Path, temp: Path) -> tuple[subprocess.Popen[str], list[s
     return process, lines
 
 
+@pytest.mark.slow
 def test_ten_previews_stopped_every_way_leave_one_preview_folder(tmp_path: Path) -> None:
     root, temp = tmp_path / "site", tmp_path / "tmp"
     temp.mkdir()
@@ -131,14 +132,6 @@ class _NoHandler:  # never called: no request is served
     pass
 
 
-def _children(pid: int) -> list[int]:
-    """The processes `pid` forked (Linux)."""
-    found: list[int] = []
-    for task in Path(f"/proc/{pid}/task").glob("*/children"):
-        found += [int(child) for child in task.read_text().split()]
-    return found
-
-
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs Linux's /proc")
 def test_a_closed_terminal_stops_a_preview_and_its_workers_without_a_traceback(
         tmp_path: Path) -> None:
@@ -150,7 +143,7 @@ def test_a_closed_terminal_stops_a_preview_and_its_workers_without_a_traceback(
                                 "--now", NOW], cwd=root, stderr=subprocess.PIPE, text=True,
                                start_new_session=True)
     deadline = time.monotonic() + 120
-    while not _children(process.pid):  # the first build has forked its workers
+    while not child_pids(process.pid):  # the first build has forked its workers
         assert process.poll() is None and time.monotonic() < deadline, "no workers seen"
         time.sleep(0.005)
     os.killpg(process.pid, signal.SIGHUP)  # what a closed terminal sends: to every process
