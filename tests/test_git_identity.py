@@ -161,7 +161,9 @@ def test_a_blob_id_vouches_only_for_a_file_git_holds_unchanged(tmp_path: Path) -
         paths[3], file_stat(paths[3])) is None
 
 
-def test_a_record_with_another_blob_or_size_is_not_recalled(tmp_path: Path) -> None:
+def built_then_cloned(tmp_path: Path) -> tuple[Path, Config, BuildCache, str]:
+    """Two stories committed and built, then cloned afresh: the content, the settings,
+    the cache of the build and the path of its first story file."""
     content = tmp_path / "content"
     make_corpus(content, 2)
     committed(content)
@@ -169,7 +171,11 @@ def test_a_record_with_another_blob_or_size_is_not_recalled(tmp_path: Path) -> N
     cache = BuildCache()
     assert build(config, Clock(NOW), cache=cache).ok
     fresh_clone(content)
-    path = sorted(cache.state.inspected)[0]
+    return content, config, cache, sorted(cache.state.inspected)[0]
+
+
+def test_a_record_with_another_blob_or_size_is_not_recalled(tmp_path: Path) -> None:
+    content, config, cache, path = built_then_cloned(tmp_path)
     known = cache.state.inspected[path]
     assert known.story is not None
     wrong = dataclasses.replace(known.story, digest="0" * 64)
@@ -366,14 +372,7 @@ def test_the_inspection_takes_the_survey_s_word_and_looks_itself_without_one(
     """A survey's stats and blob ids are what the inspection goes by (a survey that says a
     file edited since is clean with its old blob recalls the old inspection); a survey
     whose process died is none, and the inspection looks for itself."""
-    content = tmp_path / "content"
-    make_corpus(content, 2)
-    committed(content)
-    config = setting(tmp_path, content, "public")
-    cache = BuildCache()
-    assert build(config, Clock(NOW), cache=cache).ok
-    fresh_clone(content)
-    path = sorted(cache.state.inspected)[0]
+    content, config, cache, path = built_then_cloned(tmp_path)
     known = cache.state.inspected[path]
     same_size_edit(Path(path))
     inspection = InspectionCache(cache.state, check_key(config), content=content)
