@@ -45,18 +45,12 @@ def blob_id(data: bytes) -> str:
 _ENTRY = re.compile(rb"(?:\A|(?<=\x00))H (?:100644|100755) ([0-9a-f]{40}) 0\t([^\x00]*)\x00")
 
 
-def clean_blobs(folder: Path) -> Iterator[tuple[str, str]]:
+def clean_blobs(folder: Path) -> dict[str, str]:
     """Each tracked regular file below `folder` that git holds unchanged from its index,
     with its blob id: (`folder` joined with the path below it, as the loader names files,
     blob id); none when git cannot tell."""
-    for path, blob in _clean_entries(folder):
-        yield os.fsdecode(path), blob.decode("ascii")
-
-
-def _clean_entries(folder: Path) -> Iterator[tuple[bytes, bytes]]:
-    """What clean_blobs yields, as bytes (a fresh runner's build reads 100,000 of them)."""
     with GitListing(folder) as listing:
-        yield from listing.entries()
+        return listing.clean()
 
 
 class GitListing:
@@ -103,7 +97,7 @@ class GitListing:
                 yield prefix + name, blob
 
     def clean(self) -> dict[str, str]:
-        """Each clean file's blob id, by its path (as clean_blobs names them)."""
+        """Each clean file's blob id, by its path (see clean_blobs)."""
         return {os.fsdecode(path): blob.decode("ascii") for path, blob in self.entries()}
 
     def close(self) -> None:
