@@ -30,7 +30,7 @@ from desk.build.holdback import HeldStory
 from desk.build.inspection import inspect_content
 from desk.build.lock import LockBusy, guarded_by, writing
 from desk.build.modes import Flags, ModeError, build_mode
-from desk.build.parallel import MAX_JOBS, default_jobs, fork_safe
+from desk.build.parallel import MAX_JOBS, STOP_SIGNALS, default_jobs, fork_safe
 from desk.build.pipeline import BuildReport, build
 from desk.build.survey import EarlySurvey
 from desk.build.target import Target
@@ -517,7 +517,7 @@ def serve_command(content: Path | None, host: str, port: int, now: datetime | No
         click.echo(f"desk serve: {exc}", err=True)
         sys.exit(1)
     # A closed terminal or a process manager's stop is a stop, as Ctrl-C is.
-    for stop_signal in _STOP_SIGNALS:
+    for stop_signal in sorted(STOP_SIGNALS):
         signal.signal(stop_signal, stop_on_signal(server, os.getpid()))
     # The threads that answer the browser take the interpreter from a save's build sooner
     # (every millisecond instead of every five): a page asked for mid-build loads faster.
@@ -537,10 +537,6 @@ def serve_command(content: Path | None, host: str, port: int, now: datetime | No
 
 
 SERVE_SWITCH_INTERVAL = 0.001
-# Signals that stop desk serve: Ctrl-C, a process manager's stop, a closed terminal
-# (SIGHUP: where the system has it).
-_STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP")
-                      if hasattr(signal, name))
 
 
 def stop_on_signal(server: DevServer, serving_pid: int) -> Callable[[int, Any], None]:

@@ -151,3 +151,54 @@ def test_a_closed_terminal_stops_a_preview_and_its_workers_without_a_traceback(
     assert process.returncode == 0, err
     assert "Traceback" not in err and "ForkProcess" not in err, err
     assert "Stopped." in err
+
+
+# A process with desk serve's stop handler in place forks two workers. Each stops itself
+# as a closed terminal would stop it; the first is forked as usual, the second with the
+# stop signal arriving inside multiprocessing's start: after its finaliser took a weak
+# reference to the process object, before the finaliser has its key (where a closed
+# terminal's SIGHUP once landed).
+FORK_DURING_STOP = """
+import itertools, os, signal, sys
+import multiprocessing.util as mp_util
+from desk.build.parallel import result_of, start_forked
+from desk.cli import stop_on_signal
+
+class Server:
+    def ask_stop(self):
+        print("asked to stop", flush=True)
+
+for stop in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+    signal.signal(stop, stop_on_signal(Server(), os.getpid()))
+numbers = itertools.count()
+
+class SignalOnFirstKey:
+    sent = False
+    def __next__(self):
+        if not SignalOnFirstKey.sent:
+            SignalOnFirstKey.sent = True
+            os.kill(os.getpid(), signal.SIGHUP)
+        return next(numbers)
+
+def worker():
+    os.kill(os.getpid(), signal.SIGHUP)  # a closed terminal signals every process
+    return "the worker went on"
+
+print(result_of(start_forked(worker)), flush=True)
+mp_util._finalizer_counter = SignalOnFirstKey()
+try:
+    print(result_of(start_forked(worker)), flush=True)
+except KeyboardInterrupt:
+    print("stopped", flush=True)
+"""
+
+
+def test_a_stop_signal_while_a_worker_is_forked_stops_without_a_traceback() -> None:
+    done = subprocess.run([sys.executable, "-c", FORK_DURING_STOP], capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    # A worker's stop signal ends it (it does not go on, held back); the parent's is
+    # handled once its worker is started.
+    assert done.stdout.splitlines() == ["(False, 'a worker stopped unexpectedly')",
+                                        "asked to stop", "stopped"], done.stdout
+    assert done.stderr == "", done.stderr

@@ -15,7 +15,8 @@ import multiprocessing
 import os
 import signal
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from functools import partial
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -153,9 +154,39 @@ def _fork(target: Callable[..., None], args: tuple[Any, ...]) -> Worker:
     context = multiprocessing.get_context("fork")
     receive, send = context.Pipe(duplex=False)
     process = context.Process(target=target, args=(*args, send), daemon=True)
-    process.start()
+    with _stop_signals_held():
+        process.start()
     send.close()
     return process, receive
+
+
+# The signals that stop desk serve: Ctrl-C, a process manager's stop, a closed terminal
+# (SIGHUP: where the system has it). Its handler raises KeyboardInterrupt (desk.cli).
+STOP_SIGNALS = frozenset(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP")
+                         if hasattr(signal, name))
+
+
+@contextmanager
+def _stop_signals_held() -> Iterator[None]:
+    """Stop signals held back while a worker is forked: an interrupt raised inside
+    multiprocessing's start leaves it half set up (a finaliser without its key, which
+    prints a traceback when the process object goes). A held signal is handled on the
+    way out, the worker started and known; the worker lets its own through once it has
+    its handlers (_let_stop_signals_in)."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+
+
+def _let_stop_signals_in() -> None:
+    """A forked worker's stop signals, held while it was forked, let in again."""
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
 
 
 def _outcome(worker: Worker) -> tuple[str, Any]:
@@ -245,11 +276,13 @@ def _write_outputs(outputs: Iterable[Output], pool: FilePool) -> tuple[tuple[str
 def _quiet_on_stop() -> None:
     """A worker leaves stopping to its parent: Ctrl-C (sent to the whole process group)
     is the parent's to handle, and a stop signal ends the worker without a traceback
-    (it may have inherited desk serve's handler, which raises KeyboardInterrupt)."""
+    (it may have inherited desk serve's handler, which raises KeyboardInterrupt). The
+    signals held while it was forked are let in once these handlers are set."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     for name in ("SIGTERM", "SIGHUP"):
         if hasattr(signal, name):
             signal.signal(getattr(signal, name), signal.SIG_DFL)
+    _let_stop_signals_in()
 
 
 def _die_with_parent() -> None:
