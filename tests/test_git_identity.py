@@ -384,6 +384,6 @@ def test_the_inspection_takes_the_survey_s_word_and_looks_itself_without_one(
     assert inspection.recall(path, inspection.stat(path)) == (known.story, known.findings)
 
     with EarlySurvey(content, ask_git=True) as early:
-        process, _ = early._worker or pytest.fail("a survey is forked on this platform")
+        process, _ = (early._worker or pytest.fail("a survey is forked on this platform")).worker
         process.kill()
         assert early.result() is None

@@ -151,6 +151,25 @@ def test_forked_map_keeps_order_and_reports_a_failing_worker() -> None:
         map_forked(fails_late, items, 2)
 
 
+def test_a_forked_function_ends_once_its_result_is_made_before_it_is_read() -> None:
+    """Its result (far more than a pipe holds) waits outside the process, which need not
+    stay alive, holding its memory, until the parent reads it."""
+    from desk.build.parallel import result_of, start_forked
+
+    large = {f"stories/{n}.json": f"{n:040x}" for n in range(20_000)}
+    forked = start_forked(lambda: large)
+    process, _ = forked.worker
+    process.join(timeout=60)
+    assert process.exitcode == 0, "the forked process waited for its result to be read"
+    assert result_of(forked) == (True, large)
+
+    def fails() -> None:
+        raise ValueError("no survey")
+
+    done, problem = result_of(start_forked(fails))
+    assert not done and "no survey" in problem
+
+
 def test_page_workers_write_their_units_and_report_what_failed(tmp_path: Path) -> None:
     from desk.build.parallel import RenderFailed, collect, start_unit_workers
     from desk.content.findings import Finding

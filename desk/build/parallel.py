@@ -13,14 +13,17 @@ from __future__ import annotations
 import ctypes
 import multiprocessing
 import os
+import pickle
 import signal
 import sys
+import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from functools import partial
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import IO, Any, TypeVar
 
 from desk.build.writer import FilePool, WriteError
 from desk.content.findings import Finding
@@ -93,20 +96,46 @@ def _map_chunk(func: Callable[[T], R], chunk: Sequence[T], send: Connection) -> 
     _call(lambda: [func(item) for item in chunk], send)
 
 
-def start_forked(func: Callable[[], object]) -> Worker:
+@dataclass(frozen=True)
+class Forked:
+    """func() running in a forked process (start_forked). Its result waits in an unnamed
+    file rather than in the process, which ends as soon as it has made it: at 100,000
+    stories a survey's process, waiting to be read, held 88 MB at the moment the build's
+    memory peaked."""
+
+    worker: Worker
+    spill: IO[bytes]
+
+
+def start_forked(func: Callable[[], object]) -> Forked:
     """func() started in a forked process (only from a process without threads, where
-    fork_safe): its result comes back by result_of, or stop_workers stops it."""
-    return _fork(_call, (func,))
+    fork_safe): its result comes back by result_of, or stop_forked stops it."""
+    spill = tempfile.TemporaryFile()  # noqa: SIM115 - closed by result_of or stop_forked
+    return Forked(_fork(_call, (partial(_spill, func, spill),)), spill)
 
 
-def result_of(worker: Worker) -> tuple[bool, Any]:
-    """Wait for a worker started by start_forked: (True, its result), or (False, what
+def result_of(forked: Forked) -> tuple[bool, Any]:
+    """Wait for a function started by start_forked: (True, its result), or (False, what
     went wrong)."""
     try:
-        kind, payload = _outcome(worker)
+        kind, payload = _outcome(forked.worker)
+        if kind == "ok":
+            forked.spill.seek(0)  # the worker's writes moved the offset both share
+            payload = pickle.load(forked.spill)  # noqa: S301 - written by our own fork
     finally:
-        stop_workers([worker])
+        stop_forked(forked)
     return kind == "ok", payload
+
+
+def stop_forked(forked: Forked) -> None:
+    """Stop a function started by start_forked, if it still runs, and drop its result."""
+    stop_workers([forked.worker])
+    forked.spill.close()
+
+
+def _spill(func: Callable[[], object], spill: IO[bytes]) -> None:
+    pickle.dump(func(), spill, protocol=pickle.HIGHEST_PROTOCOL)
+    spill.flush()  # a forked process ends without flushing its files
 
 
 def _call(func: Callable[[], object], send: Connection) -> None:

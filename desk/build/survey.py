@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from desk.build.parallel import Worker, fork_safe, result_of, start_forked, stop_workers
+from desk.build.parallel import Forked, fork_safe, result_of, start_forked, stop_forked
 from desk.build.state import Stat, file_stat
 from desk.content.findings import Finding
 from desk.content.gitblobs import GitListing
@@ -70,7 +70,7 @@ class EarlySurvey:
 
     def __init__(self, content: Path, ask_git: bool, fork: bool = True) -> None:
         self._content = content
-        self._worker: Worker | None = None
+        self._worker: Forked | None = None
         self._listing: GitListing | None = None
         if fork and fork_safe():
             self._worker = start_forked(lambda: _survey_asking_git(content, ask_git))
@@ -99,7 +99,7 @@ class EarlySurvey:
     def close(self) -> None:
         """Stop the forked process or git's listing, if they still run."""
         if self._worker is not None:
-            stop_workers([self._worker])
+            stop_forked(self._worker)
             self._worker = None
         if self._listing is not None:
             self._listing.close()
