@@ -103,6 +103,27 @@ def add_a_new_story(config: Config) -> None:
     write_story(config.content_dir, story(41, hours=30))
 
 
+def add_a_backdated_story(config: Config) -> None:
+    """A story among the oldest: every archive page of its groups holds another story."""
+    write_story(config.content_dir, story(42, hours=1))
+
+
+def delete_an_old_story(config: Config) -> None:
+    file_of(config, 1).unlink()
+
+
+def add_many_new_stories(config: Config) -> None:
+    """Archive pages added beside the last ones, whose links change."""
+    for n in range(43, 55):
+        write_story(config.content_dir, story(n, hours=30 + n))
+
+
+def delete_the_newest_stories(config: Config) -> None:
+    """Archive pages gone: the last of the others links the latest page again."""
+    for n in range(16, COUNT):
+        file_of(config, n).unlink()
+
+
 CHANGES: dict[str, Callable[[Config], None]] = {
     "headline": edit_headline,
     "edition": move_to_another_edition,
@@ -111,6 +132,10 @@ CHANGES: dict[str, Callable[[Config], None]] = {
     "edition between": add_an_edition_between,
     "withdrawal": withdraw_an_unchanged_story,
     "new story": add_a_new_story,
+    "backdated story": add_a_backdated_story,
+    "old story deleted": delete_an_old_story,
+    "many new stories": add_many_new_stories,
+    "newest stories deleted": delete_the_newest_stories,
 }
 
 
@@ -184,6 +209,28 @@ def test_untouched_groups_carry_their_pages_without_making_inputs(
     assert set(parts) == {"/sitemap-stories-2026-11.xml", "/sitemap-editions-2026-11.xml",
                           *(p for p in parts if p.startswith("/sitemap-pages"))}
     assert lines_of and not any("/2026-10-" in path for path in lines_of)
+    assert tree(site.output_dir) == fresh(tmp_path)
+
+
+def test_a_touched_list_makes_the_inputs_of_its_newest_pages_only(
+        site: Config, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    made: list[str] = []
+    members_inputs = desk.render.pages.members_inputs
+
+    def counted(ctx: Any, path: str, *rest: Any) -> tuple[str, ...]:
+        made.append(path)
+        return members_inputs(ctx, path, *rest)
+
+    monkeypatch.setattr(desk.render.pages, "members_inputs", counted)
+    monkeypatch.setattr(desk.render.members, "members_inputs", counted)
+    add_a_new_story(site)  # story 41, the newest: the agent scribe's thirteenth
+    assert build(site, Clock(NOW)).ok
+    # Its twelve stories filled three archive pages and the latest: the two oldest
+    # pages are carried; the third is made again, as a page may have come after it.
+    assert sorted(p for p in made if p.startswith("/agents/scribe/")) == [
+        "/agents/scribe/", "/agents/scribe/page/3/"]
+    # The markets newsroom's one archive page now has a newer one beside it.
+    assert "/n/markets/page/1/" in made
     assert tree(site.output_dir) == fresh(tmp_path)
 
 

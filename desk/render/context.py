@@ -8,7 +8,7 @@ rendered (feed entries, the latest edition's Markdown).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
@@ -147,6 +147,19 @@ class RenderContext:
             return make()
         return self.recall.value(name, made_from, make, fresh)
 
+    def settled(self, name: GroupName, stories: Sequence[LoadedStory]
+                ) -> Callable[[int], bool] | None:
+        """Which pages of a group's list (by number: 0 the latest, archive pages from 1,
+        the oldest) have the inputs the last build gave them, so their keys stand (see
+        desk.render.since); None when that is not known."""
+        since = self.since
+        if since is None:
+            return None
+        if name not in since.touched:
+            return _every_page
+        settled = since.settled(name, stories, self.config.page_size)
+        return lambda number: 0 < number <= settled
+
     def unchanged(self, name: GroupName) -> bool:
         """Whether the list pages of a group have the inputs the last build gave them
         (see desk.render.since): their keys stand, and their inputs need not be made."""
@@ -161,6 +174,10 @@ class RenderContext:
         by_path = self.catalog.by_path
         return frozenset(name for path in self.stories.changed or () if path in by_path
                          for name in groups_of(by_path[path].summary))
+
+
+def _every_page(number: int) -> bool:
+    return True
 
 
 @dataclass(frozen=True)

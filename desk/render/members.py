@@ -26,6 +26,7 @@ from desk.render.pages import (
     newest,
     pager,
     place,
+    stable_unit,
     title_suffix,
 )
 from desk.render.templates import PageMeta
@@ -72,10 +73,11 @@ def member_units(lists: Callable[[RenderContext], Iterator[Members]], ctx: Rende
                  ) -> Units:
     """Each page of each list, keyed by its member stories and its place."""
     for members in lists(ctx):
-        if ctx.unchanged(members.name):
+        settled = ctx.settled(members.name, members.stories)
+        if settled is not None:
             for page in _slices(ctx, members):
-                yield Unit(page.path, None, partial(_render, ctx, members, page),
-                           recurring=True, carried=partial(_page_inputs, ctx, members, page))
+                yield stable_unit(page, settled, partial(_render, ctx, members, page),
+                                  partial(_page_inputs, ctx, members, page))
             continue
         pages = ctx.kept(members.name, (members.title, members.stories),
                          partial(_inputs, ctx, members), fresh=members.name in ctx.touched)

@@ -229,6 +229,16 @@ def members_inputs(ctx: RenderContext, path: str, template: str,
     return (path, template, *extra, "\x00".join(ctx.story_keys(stories)))
 
 
+def stable_unit(page: Slice[LoadedStory], settled: Callable[[int], bool],
+                render: Callable[[], list[Output]], inputs: Callable[[], tuple[str, ...]]
+                ) -> Unit:
+    """A page of a list of stories in stable pages: carried over when it is `settled`
+    (see RenderContext.settled), its inputs made only if the last build's are gone."""
+    if settled(page.number):
+        return Unit(page.path, None, render, recurring=True, carried=inputs)
+    return Unit(page.path, inputs(), render, recurring=True)
+
+
 def newest(stories: Sequence[LoadedStory]) -> datetime:
     """The latest modification among stories (the epoch when there are none)."""
     return max((s.summary.modified_at for s in stories), default=EPOCH)
@@ -334,10 +344,11 @@ def newsroom_slices(ctx: RenderContext, group: Group) -> Iterator[Slice[LoadedSt
 def newsroom_units(ctx: RenderContext) -> Units:
     """/n/NEWSROOM/ and its later pages."""
     for group in ctx.catalog.newsrooms:
-        if ctx.unchanged(("newsroom", group.key)):
+        settled = ctx.settled(("newsroom", group.key), group.stories)
+        if settled is not None:
             for page in newsroom_slices(ctx, group):
-                yield Unit(page.path, None, _newsroom_page(ctx, group, page), recurring=True,
-                           carried=partial(_newsroom_page_inputs, ctx, group, page))
+                yield stable_unit(page, settled, _newsroom_page(ctx, group, page),
+                                  partial(_newsroom_page_inputs, ctx, group, page))
             continue
         pages = ctx.kept(("newsroom", group.key), (group.title, group.stories),
                          partial(_newsroom_inputs, ctx, group),

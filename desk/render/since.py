@@ -9,21 +9,29 @@ story joined or left the group and, for an edition, no edition came or went besi
 each page of the group has the inputs the last build gave it and its key stands: a build
 from the saved state need not make the inputs of every list page of the archive to learn
 that nothing changed on most of them.
+
+Within a group that did change, the archive pages older than every change keep theirs
+too: archive pages are counted from the oldest story (desk.content.catalog.stable_pages),
+so a page whose stories all come before the oldest story that joined, left or changed
+holds the same stories, under the same keys, in the same place.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Collection, Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
 
 from desk import urls
-from desk.content.catalog import Catalog
+from desk.content.catalog import Catalog, archive_pages
 from desk.content.loader import LoadedStory, Summary
 
 # ("newsroom", key), ("edition", key), ("beat", "NEWSROOM/BEAT"), ("agent", key), and the
 # sitemap's parts that list stories and editions ("sitemap", "stories-2026-11").
 GroupName = tuple[str, str]
+# Where a story stands in its groups' lists: they are sorted by it, newest first.
+Place = tuple[datetime, str]
 
 
 def groups_of(summary: Summary) -> Iterator[GroupName]:
@@ -39,9 +47,23 @@ def groups_of(summary: Summary) -> Iterator[GroupName]:
 @dataclass(frozen=True)
 class Since:
     """The groups whose list pages may differ from the last build's; every other group's
-    pages have the inputs they had then."""
+    pages have the inputs they had then. `changes`: by touched group, the places of the
+    stories that joined, left or changed in it."""
 
     touched: frozenset[GroupName]
+    changes: Mapping[GroupName, tuple[Place, ...]] = field(default_factory=dict)
+
+    def settled(self, name: GroupName, stories: Sequence[LoadedStory], size: int) -> int:
+        """How many archive pages of a touched group (its `stories` newest first, `size`
+        to a page), counted from the oldest, have the inputs the last build gave them."""
+        changes = self.changes.get(name)
+        if not changes:
+            return 0  # touched by its neighbours (an edition): nothing known
+        first = min(_older(stories, place) for place in changes)  # the oldest change
+        # A page before it holds what it held. Its links stay as they were while this
+        # many archive pages follow it now and did then: the group had at least
+        # len(stories) − len(changes) stories then, and each page of those is a page now.
+        return min(first // size, archive_pages(len(stories) - len(changes), size) - 1)
 
 
 def since_last(catalog: Catalog, changed: Collection[str], left: Iterable[LoadedStory]
@@ -52,13 +74,32 @@ def since_last(catalog: Catalog, changed: Collection[str], left: Iterable[Loaded
     by_path = catalog.by_path
     stories = [by_path[path] for path in changed if path in by_path]
     stories += left
-    touched = {name for item in stories for name in groups_of(item.summary)}
+    changes: dict[GroupName, list[Place]] = {}
+    for item in stories:
+        summary = item.summary
+        for name in groups_of(summary):
+            changes.setdefault(name, []).append((summary.published_at, summary.id))
+    touched = set(changes)
     touched.update(_beside(catalog, {key for kind, key in touched if kind == "edition"}))
     # The sitemap's parts that list them: their stories' months, their editions' months.
     paths = [item.url_path for item in stories]
     paths += [urls.edition_path(key) for kind, key in touched if kind == "edition"]
     touched.update(("sitemap", urls.sitemap_part_of(path)) for path in paths)
-    return Since(frozenset(touched))
+    return Since(frozenset(touched), {name: tuple(places) for name, places in changes.items()})
+
+
+def _older(stories: Sequence[LoadedStory], place: Place) -> int:
+    """How many of the stories (newest first) stand before `place`, counted from the
+    oldest: the index, from the oldest, of a story there, or of one that was."""
+    low, high = 0, len(stories)
+    while low < high:  # the first story older than the place
+        middle = (low + high) // 2
+        summary = stories[middle].summary
+        if (summary.published_at, summary.id) < place:
+            high = middle
+        else:
+            low = middle + 1
+    return len(stories) - low
 
 
 def _beside(catalog: Catalog, editions: set[str]) -> Iterator[GroupName]:
