@@ -112,6 +112,12 @@ def delete_an_old_story(config: Config) -> None:
     file_of(config, 1).unlink()
 
 
+def edit_old_stories(config: Config) -> None:
+    """Stories changed where they stand, one of them moved within its newsroom's list."""
+    rewrite(config, 1, story(1, headline="A new headline"))
+    rewrite(config, 4, story(4, hours=3))
+
+
 def add_many_new_stories(config: Config) -> None:
     """Archive pages added beside the last ones, whose links change."""
     for n in range(43, 55):
@@ -134,6 +140,7 @@ CHANGES: dict[str, Callable[[Config], None]] = {
     "new story": add_a_new_story,
     "backdated story": add_a_backdated_story,
     "old story deleted": delete_an_old_story,
+    "old stories edited": edit_old_stories,
     "many new stories": add_many_new_stories,
     "newest stories deleted": delete_the_newest_stories,
 }
@@ -231,6 +238,12 @@ def test_a_touched_list_makes_the_inputs_of_its_newest_pages_only(
         "/agents/scribe/", "/agents/scribe/page/3/"]
     # The markets newsroom's one archive page now has a newer one beside it.
     assert "/n/markets/page/1/" in made
+    assert tree(site.output_dir) == fresh(tmp_path)
+    made.clear()
+    rewrite(site, 1, story(1, headline="A new headline"))  # scribe's oldest, in place
+    assert build(site, Clock(NOW)).ok
+    assert sorted(p for p in made if p.startswith("/agents/scribe/")) == [
+        "/agents/scribe/", "/agents/scribe/page/1/"]
     assert tree(site.output_dir) == fresh(tmp_path)
 
 

@@ -157,8 +157,7 @@ class RenderContext:
             return None
         if name not in since.touched:
             return _every_page
-        settled = since.settled(name, stories, self.config.page_size)
-        return lambda number: 0 < number <= settled
+        return since.settled(name, stories, self.config.page_size)
 
     def unchanged(self, name: GroupName) -> bool:
         """Whether the list pages of a group have the inputs the last build gave them

@@ -19,7 +19,7 @@ holds the same stories, under the same keys, in the same place.
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -45,25 +45,43 @@ def groups_of(summary: Summary) -> Iterator[GroupName]:
 
 
 @dataclass(frozen=True)
+class Changes:
+    """Where the stories that changed in a group stand in its list (see Place): those
+    that joined or left it (`shifted`: each story older than them moves by one), and
+    those that changed where they stand, in the list then and now (`in_place`)."""
+
+    shifted: frozenset[Place]
+    in_place: frozenset[Place]
+
+
+@dataclass(frozen=True)
 class Since:
     """The groups whose list pages may differ from the last build's; every other group's
-    pages have the inputs they had then. `changes`: by touched group, the places of the
-    stories that joined, left or changed in it."""
+    pages have the inputs they had then. `changes`: what changed in each touched group
+    (none for an edition touched by its neighbours)."""
 
     touched: frozenset[GroupName]
-    changes: Mapping[GroupName, tuple[Place, ...]] = field(default_factory=dict)
+    changes: Mapping[GroupName, Changes] = field(default_factory=dict)
 
-    def settled(self, name: GroupName, stories: Sequence[LoadedStory], size: int) -> int:
-        """How many archive pages of a touched group (its `stories` newest first, `size`
-        to a page), counted from the oldest, have the inputs the last build gave them."""
+    def settled(self, name: GroupName, stories: Sequence[LoadedStory], size: int
+                ) -> Callable[[int], bool]:
+        """Which archive pages of a touched group (its `stories` newest first, `size` to
+        a page; by number, from 1, the oldest) have the inputs the last build gave them."""
         changes = self.changes.get(name)
-        if not changes:
-            return 0  # touched by its neighbours (an edition): nothing known
-        first = min(_older(stories, place) for place in changes)  # the oldest change
-        # A page before it holds what it held. Its links stay as they were while this
-        # many archive pages follow it now and did then: the group had at least
-        # len(stories) − len(changes) stories then, and each page of those is a page now.
-        return min(first // size, archive_pages(len(stories) - len(changes), size) - 1)
+        if changes is None:
+            return _no_page  # touched by its neighbours (an edition): nothing known
+        count = len(stories)
+        if changes.shifted:
+            # A page before the oldest story that joined or left holds the stories it
+            # held, but for those changed in place. Its links stay as they were while an
+            # archive page follows it now and did then: the group had at least
+            # count − len(shifted) stories then, and each page of those is a page now.
+            first = min(_older(stories, place) for place in changes.shifted)
+            last = min(first // size, archive_pages(count - len(changes.shifted), size) - 1)
+        else:  # as many stories as then, in the same places: the same pages
+            last = archive_pages(count, size)
+        edited = {_older(stories, place) // size + 1 for place in changes.in_place}
+        return lambda number: 0 < number <= last and number not in edited
 
 
 def since_last(catalog: Catalog, changed: Collection[str], left: Iterable[LoadedStory]
@@ -72,20 +90,37 @@ def since_last(catalog: Catalog, changed: Collection[str], left: Iterable[Loaded
     whose key may differ from the last build's; `left`, the last versions of the stories
     whose file changed or went since, and of those no longer published."""
     by_path = catalog.by_path
-    stories = [by_path[path] for path in changed if path in by_path]
-    stories += left
-    changes: dict[GroupName, list[Place]] = {}
+    now = [by_path[path] for path in changed if path in by_path]
+    then = list(left)
+    places_now, places_then = _places(now), _places(then)
+    touched = places_now.keys() | places_then.keys()
+    changes = {name: _changes(places_now.get(name, set()), places_then.get(name, set()))
+               for name in touched}
+    touched.update(_beside(catalog, {key for kind, key in touched if kind == "edition"}))
+    # The sitemap's parts that list them: their stories' months, their editions' months.
+    paths = [item.url_path for item in (*now, *then)]
+    paths += [urls.edition_path(key) for kind, key in touched if kind == "edition"]
+    touched.update(("sitemap", urls.sitemap_part_of(path)) for path in paths)
+    return Since(frozenset(touched), changes)
+
+
+def _places(stories: Iterable[LoadedStory]) -> dict[GroupName, set[Place]]:
+    """By group, where the stories stand in its list."""
+    places: dict[GroupName, set[Place]] = {}
     for item in stories:
         summary = item.summary
         for name in groups_of(summary):
-            changes.setdefault(name, []).append((summary.published_at, summary.id))
-    touched = set(changes)
-    touched.update(_beside(catalog, {key for kind, key in touched if kind == "edition"}))
-    # The sitemap's parts that list them: their stories' months, their editions' months.
-    paths = [item.url_path for item in stories]
-    paths += [urls.edition_path(key) for kind, key in touched if kind == "edition"]
-    touched.update(("sitemap", urls.sitemap_part_of(path)) for path in paths)
-    return Since(frozenset(touched), {name: tuple(places) for name, places in changes.items()})
+            places.setdefault(name, set()).add((summary.published_at, summary.id))
+    return places
+
+
+def _changes(now: set[Place], then: set[Place]) -> Changes:
+    in_place = now & then
+    return Changes(frozenset((now | then) - in_place), frozenset(in_place))
+
+
+def _no_page(number: int) -> bool:
+    return False
 
 
 def _older(stories: Sequence[LoadedStory], place: Place) -> int:
