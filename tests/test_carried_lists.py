@@ -163,8 +163,8 @@ def test_an_earlier_clock_unpublishes_unchanged_stories_everywhere(site: Config,
     assert tree(site.output_dir) == fresh(tmp_path, earlier)
 
 
-def test_untouched_groups_carry_their_pages_without_making_inputs(
-        site: Config, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def inputs_made(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The list pages whose inputs a build makes, from now on, by path."""
     made: list[str] = []
     members_inputs = desk.render.pages.members_inputs
 
@@ -174,6 +174,12 @@ def test_untouched_groups_carry_their_pages_without_making_inputs(
 
     monkeypatch.setattr(desk.render.pages, "members_inputs", counted)
     monkeypatch.setattr(desk.render.members, "members_inputs", counted)
+    return made
+
+
+def test_untouched_groups_carry_their_pages_without_making_inputs(
+        site: Config, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    made = inputs_made(monkeypatch)
     parts: list[str] = []
     sitemap_part = desk.render.site._sitemap_part
 
@@ -221,15 +227,7 @@ def test_untouched_groups_carry_their_pages_without_making_inputs(
 
 def test_a_touched_list_makes_the_inputs_of_its_newest_pages_only(
         site: Config, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    made: list[str] = []
-    members_inputs = desk.render.pages.members_inputs
-
-    def counted(ctx: Any, path: str, *rest: Any) -> tuple[str, ...]:
-        made.append(path)
-        return members_inputs(ctx, path, *rest)
-
-    monkeypatch.setattr(desk.render.pages, "members_inputs", counted)
-    monkeypatch.setattr(desk.render.members, "members_inputs", counted)
+    made = inputs_made(monkeypatch)
     add_a_new_story(site)  # story 41, the newest: the agent scribe's thirteenth
     assert build(site, Clock(NOW)).ok
     # Its twelve stories filled three archive pages and the latest: the two oldest
