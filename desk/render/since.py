@@ -10,10 +10,11 @@ each page of the group has the inputs the last build gave it and its key stands:
 from the saved state need not make the inputs of every list page of the archive to learn
 that nothing changed on most of them.
 
-Within a group that did change, the archive pages older than every change keep theirs
-too: archive pages are counted from the oldest story (desk.content.catalog.stable_pages),
-so a page whose stories all come before the oldest story that joined, left or changed
-holds the same stories, under the same keys, in the same place.
+Within a group that did change, most archive pages keep theirs too: archive pages are
+counted from the oldest story (desk.content.catalog.stable_pages), so a page whose
+stories all come before the oldest story that joined or left the group holds the same
+stories in the same place, under the same keys unless one of them changed where it
+stands.
 """
 
 from __future__ import annotations
