@@ -1551,6 +1551,7 @@ def free_port() -> int:
         first = 49152  # the other systems' default range
     low = 10_000 if first > 11_000 else 1024
     for _ in range(100):
+        # Not the random module's: the tests' hypothesis seeds it, the same in each worker.
         port = random.SystemRandom().randrange(low, first)
         with socket.socket() as probe:
             try:
