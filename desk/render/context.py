@@ -152,12 +152,9 @@ class RenderContext:
         """Which pages of a group's list (by number: 0 the latest, archive pages from 1,
         the oldest) have the inputs the last build gave them, so their keys stand (see
         desk.render.since); None when that is not known."""
-        since = self.since
-        if since is None:
+        if self.since is None:
             return None
-        if name not in since.touched:
-            return _every_page
-        return since.settled(name, stories, self.config.page_size)
+        return self.since.settled(name, stories, self.config.page_size)
 
     def unchanged(self, name: GroupName) -> bool:
         """Whether the list pages of a group have the inputs the last build gave them
@@ -173,10 +170,6 @@ class RenderContext:
         by_path = self.catalog.by_path
         return frozenset(name for path in self.stories.changed or () if path in by_path
                          for name in groups_of(by_path[path].summary))
-
-
-def _every_page(number: int) -> bool:
-    return True
 
 
 @dataclass(frozen=True)

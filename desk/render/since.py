@@ -66,8 +66,12 @@ class Since:
 
     def settled(self, name: GroupName, stories: Sequence[LoadedStory], size: int
                 ) -> Callable[[int], bool]:
-        """Which archive pages of a touched group (its `stories` newest first, `size` to
-        a page; by number, from 1, the oldest) have the inputs the last build gave them."""
+        """Which pages of a group's list (its `stories` newest first, `size` to a page;
+        by number: 0 the latest, archive pages from 1, the oldest) have the inputs the
+        last build gave them: all of an untouched group's, some archive pages of a
+        touched one's."""
+        if name not in self.touched:
+            return _every_page
         changes = self.changes.get(name)
         if changes is None:
             return _no_page  # touched by its neighbours (an edition): nothing known
@@ -122,6 +126,10 @@ def _changes(now: set[Place], then: set[Place]) -> Changes:
 
 def _no_page(number: int) -> bool:
     return False
+
+
+def _every_page(number: int) -> bool:
+    return True
 
 
 def _older(stories: Sequence[LoadedStory], place: Place) -> int:
