@@ -23,7 +23,7 @@ from searchindex import live_entries, without_search
 from storygen import make_story, write_story
 from test_deploy import BUCKET, Server, Site, aws_env, live, run_deploy, s3, stored
 
-from desk.build.writer import CHANGES, StagedFiles
+from desk.build.writer import CHANGES, MARKER, StagedFiles
 from desk.deploy.plan import MANIFEST
 from desk.urls import USUAL_FILES
 
@@ -90,8 +90,14 @@ def test_changes_only_deploy_ends_equal_to_a_build_from_nothing(
     written = tree(site.out)
     listing = json.loads(written.pop(CHANGES))
     expected = from_nothing(desk, site, tmp_path, first[HISTORY])
-    assert set(without_search(dict.fromkeys(listing["files"], b""))) == set(expected)
-    assert listing["files"] == sorted(set(listing["files"]))  # in order, each once
+    # The changes name the files of the first site the new one no longer has, in order,
+    # and count the new one's: with what the store holds, that is the new site.
+    removed = listing["removed"]
+    assert removed == sorted(set(removed)) and set(removed) <= set(first)
+    assert any(p.startswith(site.story_folder(2)) for p in removed)
+    whole = (set(first) - set(removed)) | set(written)
+    assert listing["files"] == len(whole - {MARKER})
+    assert set(without_search(dict.fromkeys(whole, b""))) == set(expected)
     # Only what changed was written: the untouched stories' pages were not.
     untouched = site.story_folder(5)
     assert not any(p.startswith(untouched) for p in written)
@@ -159,6 +165,33 @@ def test_a_file_changed_in_the_bucket_behind_desk_s_back_refuses_changes(
     result, report = run_deploy(desk, s3, site, "tampered")
     assert result.exit_code == 3
     assert site.story_folder(3) in report["error"]
+
+
+def test_changes_against_a_manifest_without_the_whole_site_are_refused(
+        desk: Callable[..., Result], s3: Server, tmp_path: Path) -> None:
+    # The changes name what the site lost, not what it has: the rest is the manifest's.
+    # A manifest of the same site id that lacks a file cannot say the whole site, and
+    # the file it lacks would be deleted as no one's.
+    import gzip
+
+    site = Site(desk, tmp_path, 5)
+    site.build()
+    assert run_deploy(desk, s3, site, "short")[0].exit_code == 0
+    key = f"short/{MANIFEST}"
+    manifest = json.loads(gzip.decompress(
+        s3.client().get_object(Bucket=BUCKET, Key=key)["Body"].read()))
+    del manifest["files"][f"{site.story_folder(4)}index.md"]
+    s3.client().put_object(Bucket=BUCKET, Key=key,
+                           Body=gzip.compress(json.dumps(manifest).encode()))
+    before = stored(s3, "short")
+    fresh_runner(site)
+    write_story(site.content, make_story(43, newsroom="science"))
+    assert changes_build(desk, site).exit_code == 0
+    result, report = run_deploy(desk, s3, site, "short")
+    assert result.exit_code == 3
+    assert "manifest does not list the site" in report["error"]
+    assert "Build the whole site" in report["error"]
+    assert stored(s3, "short") == before  # nothing uploaded or deleted
 
 
 def test_changes_with_no_usable_cache_are_the_whole_site(
@@ -286,8 +319,11 @@ def test_hold_back_on_a_fresh_runner_keeps_published_pages_from_the_live_site(
         assert "its last published pages stay at" in result.stdout + result.stderr, (
             result.stdout + result.stderr)
         listing = json.loads((site.out / CHANGES).read_text())
-        assert {published + name for name in PAGES} <= set(listing["files"])
-        assert not any("story-number-61" in f for f in listing["files"])
+        # The held story's pages are part of the site: kept from the base, or written.
+        written = tree(site.out)
+        assert all(published + name in written or listing["base"]
+                   and published + name not in listing["removed"] for name in PAGES)
+        assert not any("story-number-61" in f for f in written)
         result, report = run_deploy(desk, s3, site, "held")
         assert result.exit_code == 0, result.stderr
         bucket = stored(s3, "held")
@@ -305,21 +341,14 @@ _SEGMENTS = st.sampled_from(["a", "b", "ab", "a-b", "z", "index.html.d", "Z"])
        names=st.sets(st.lists(_SEGMENTS, min_size=1, max_size=3).map("/".join)))
 def test_the_kept_files_noted_by_folder_are_the_files_named(folders: dict[str, int],
                                                           names: set[str]) -> None:
-    # What a build keeps is noted by folder where it can, and listed in order from that.
+    # What a build keeps is noted by folder where it can: the same files as named.
     staged = StagedFiles()
     every: set[str] = set()
     for folder, count in folders.items():
         staged.folders[folder] = count
         every.update(folder[1:] + name for name in USUAL_FILES[count])
-    others: list[str] = []  # the files written, listed with those kept
-    for i, name in enumerate(sorted(names - every)):
-        if i % 3 == 2:
-            others.append(name)
-        else:
-            staged.names.add(name)
-            every.add(name)
-    assert list(staged.in_order()) == sorted(every)
-    assert list(staged.in_order(others)) == sorted([*every, *others])
+    staged.names.update(names - every)
+    every |= names
     assert len(staged) == len(every) and set(staged) == every
     assert all(name in staged for name in every)
     assert not any(name + "x" in staged for name in every if name + "x" not in every)

@@ -405,7 +405,7 @@ def test_a_kept_folder_never_meets_a_file_already_staged_there(tmp_path: Path) -
     unless a staged file is in that folder: any such file refuses the keep, whether this
     build wrote it or kept it in another unit, for a staged site and a set of changes."""
     from desk.build.state import UnitRecord
-    from desk.build.writer import ChangesStaging, Staging, WriteError
+    from desk.build.writer import ChangesStaging, SiteRecord, Staging, WriteError
     from desk.render import Output
 
     out = tmp_path / "public"
@@ -413,7 +413,8 @@ def test_a_kept_folder_never_meets_a_file_already_staged_there(tmp_path: Path) -
     live.write([Output("/a/", b"a"), Output("/b/", b"b"), Output("/", b"home")])
     live.swap_in("site-1")
     story = ("index.html", "index.md", "index.json")
-    for make in (lambda: Staging(out), lambda: ChangesStaging(tmp_path / "changes", "site-1")):
+    for make in (lambda: Staging(out),
+                 lambda: ChangesStaging(tmp_path / "changes", SiteRecord("site-1", {}, ()))):
         writer = make()
         writer.write([Output("/a/index.md", b"written")])
         writer.keep("/feed/", UnitRecord.of("/feed/", "f", ("b/index.json", "feed.xml")))

@@ -29,7 +29,7 @@ from desk.build.state import (
     stat_values,
     write_state,
 )
-from desk.build.writer import Spare, spare_path
+from desk.build.writer import SiteRecord, spare_path
 from desk.config import load_config
 from desk.content.catalog import Clock
 from desk.content.findings import Finding
@@ -65,7 +65,7 @@ def a_state() -> SavedState:
                        history=UrlHistory({"1": ("/stories/2026-11-09/a/",)}),
                        search={"s-0123456789abcdef": ("a", "b")})
     state.inspected["content/stories/broken.json"] = FileRecord(packed_stat(1, 2, 3), None, (problem,))
-    state.spare = Spare("s-0", {**units, "/old/": UnitRecord("o", ("old/index.html",))},
+    state.spare = SiteRecord("s-0", {**units, "/old/": UnitRecord("o", ("old/index.html",))},
                         ("robots.txt",))
     return state
 
@@ -79,7 +79,7 @@ def same(a: SavedState, b: SavedState) -> bool:
             and _spare_units(a.spare) == _spare_units(b.spare))
 
 
-def _spare_units(spare: Spare) -> dict[str, tuple[str, tuple[str, ...]]]:
+def _spare_units(spare: SiteRecord) -> dict[str, tuple[str, tuple[str, ...]]]:
     return {k: (u.key, u.files) for k, u in spare.units.items()}
 
 
@@ -339,6 +339,6 @@ def test_records_made_slot_by_slot_are_those_init_makes() -> None:
     assert loaded == story and hash(loaded) == hash(story)
     with pytest.raises(dataclasses.FrozenInstanceError):
         loaded.digest = "x"  # type: ignore[misc]
-    for not_made in (Spare, Finding, UnitRecord):  # plain; frozen without slots; no dataclass
+    for not_made in (SiteRecord, Finding, UnitRecord):  # plain; frozen without slots; no dataclass
         with pytest.raises(TypeError):
             slot_maker(not_made)

@@ -179,7 +179,7 @@ def _build(config: Config, clock: Clock, target: Target, cache: BuildCache,
     if problems:  # an image file that cannot be published
         return BuildReport(False, _with_held([*problems, *findings], held), timings=timer.timings)
     try:
-        writer = open_writer(target, cache.state.spare, cache.state.site_id)
+        writer = open_writer(target, cache.state.spare, cache.state.site())
     except (WriteError, OSError) as exc:
         out = target.out_dir
         findings.insert(0, Finding(str(out), "", "output", str(exc).removeprefix(f"{out}: ")))

@@ -44,7 +44,7 @@ import orjson
 
 from desk.build.heap import collector_paused
 from desk.build.slots import slot_maker
-from desk.build.writer import Spare, UnitFiles
+from desk.build.writer import SiteRecord, UnitFiles
 from desk.content.findings import Finding
 from desk.content.history import UrlHistory, history_from_json
 from desk.content.loader import ContentChanged, LoadedStory, StoredTexts, Summary, Texts
@@ -230,7 +230,7 @@ class SavedState:
     loose: tuple[str, ...] = ()  # files of the current site outside any unit
     check_key: str = ""  # what the inspected files' findings were checked against
     inspected: dict[str, FileRecord] = field(default_factory=dict)
-    spare: Spare | None = None
+    spare: SiteRecord | None = None
     history: UrlHistory | None = None  # after the build that made the site `site_id`
     # The sealed search bundles of the site `site_id`: name → entry tokens.
     search: dict[str, tuple[str, ...]] = field(default_factory=dict)
@@ -244,6 +244,10 @@ class SavedState:
     def describes(self, live_id: str | None) -> bool:
         """True when this state is of the live site (`live_id`: its id)."""
         return bool(self.site_id) and self.site_id == live_id
+
+    def site(self) -> SiteRecord:
+        """The site this state describes (none at all when its id is empty)."""
+        return SiteRecord(self.site_id, self.units, self.loose)
 
     def units_of(self, live_id: str | None) -> dict[str, UnitRecord]:
         """The units of the live site, if this state describes it (else none)."""
@@ -270,7 +274,7 @@ class SavedState:
         known = self.describes(live_id)
         # The units' mapping itself, not a copy: a state's mappings are replaced, never
         # changed in place, once a build has read them.
-        self.spare = Spare(self.site_id, self.units, self.loose) if known else None
+        self.spare = self.site() if known else None
         self.units, self.loose = units, loose
         self.site_id = site_id
         self.inspected_ahead = False
@@ -403,12 +407,13 @@ def _search_from_json(data: Any) -> dict[str, tuple[str, ...]]:
     return sealed
 
 
-def _spare_from_json(spare: Any, units: dict[str, UnitRecord]) -> Spare | None:
+def _spare_from_json(spare: Any, units: dict[str, UnitRecord]) -> SiteRecord | None:
     if not spare["site_id"]:
         return None
     changed = {k: _unit_record(k, v[0], v[1]) for k, v in spare["units"].items()}
-    return Spare(str(spare["site_id"]), Overlay(units, changed, frozenset(spare["absent"])),
-                 _files_from_json("/", spare["loose"]))
+    return SiteRecord(str(spare["site_id"]),
+                      Overlay(units, changed, frozenset(spare["absent"])),
+                      _files_from_json("/", spare["loose"]))
 
 
 class Overlay(Mapping[str, UnitRecord]):
@@ -591,7 +596,7 @@ def _same_record(old: UnitRecord | None, new: UnitRecord) -> bool:
 
 
 def _write_meta(db: sqlite3.Connection, state: SavedState, generation: str) -> None:
-    spare = state.spare or Spare("", {}, ())
+    spare = state.spare or SiteRecord("", {}, ())
     history, units = state.history, state.units
     meta: dict[str, Callable[[], Any]] = {
         "version": lambda: STATE_VERSION,

@@ -7,7 +7,8 @@ caller (never inferred from other arguments).
   is recycled as the staging folder, and the site this build replaces becomes the next
   spare, so unchanged units cost nothing. What `desk build` uses.
 - `ChangesOnly`: a new folder with only the files this build renders and the list of
-  every file of the site, for `desk deploy` to a store that holds the rest. What the
+  the files of the last site it no longer has, for `desk deploy` to a store that holds
+  the rest. What the
   publish workflow uses on a fresh runner, which restores the build cache and no site.
 - `InPlace`: the output folder is updated where it stands, under a lock the server holds
   while it reads. What desk serve uses after a story is saved.
@@ -20,7 +21,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from desk.build.writer import ChangesStaging, Known, LiveFolder, SiteWriter, Spare, Staging
+from desk.build.writer import (
+    ChangesStaging,
+    Known,
+    LiveFolder,
+    SiteRecord,
+    SiteWriter,
+    Staging,
+)
 
 
 @dataclass(frozen=True)
@@ -43,7 +51,7 @@ class RecycledSpare:
 @dataclass(frozen=True)
 class ChangesOnly:
     """Write only what changed since the site the saved state describes, and the list of
-    every file; swap it in; remove the replaced folder."""
+    that site's files it no longer has; swap it in; remove the replaced folder."""
 
     out_dir: Path
 
@@ -67,9 +75,10 @@ class InPlace:
 Target = FreshStaging | RecycledSpare | ChangesOnly | InPlace
 
 
-def open_writer(target: Target, spare: Spare | None, base: str = "") -> SiteWriter:
+def open_writer(target: Target, spare: SiteRecord | None, base: SiteRecord | None = None
+                ) -> SiteWriter:
     """The writer for a target (`spare`: what the cache knows of the spare folder; `base`:
-    the id of the site the saved state describes).
+    the site the saved state describes).
 
     Raises WriteError or OSError when the output folder cannot be used.
     """

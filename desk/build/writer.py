@@ -12,7 +12,6 @@ import contextlib
 import ctypes
 import ctypes.util
 import errno
-import json
 import os
 import shutil
 import stat
@@ -22,7 +21,6 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from itertools import chain, islice
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -32,10 +30,10 @@ from desk import urls
 from desk.render import Output
 
 MARKER = ".desk-site"
-# In a folder of changes (`desk build --changes-only`): every file of the whole site, and
-# the site the changes apply to.
+# In a folder of changes (`desk build --changes-only`): the site the changes apply to, the
+# count of the whole site's files, and the files of that site the new one no longer has.
 CHANGES = ".desk-changes.json"
-CHANGES_FORMAT = "desk-changes/1"
+CHANGES_FORMAT = "desk-changes/2"
 _MARKER_TEXT = b"This folder was written by desk build; desk may replace it.\n"
 _RENAME_EXCHANGE = 2
 _AT_FDCWD = -100
@@ -88,9 +86,9 @@ class UnitFiles(Protocol):
 
 
 @dataclass(frozen=True)
-class Spare:
-    """What the build cache knows of the spare folder: its site id and its files, by
-    unit (each with the key it was rendered under) and loose."""
+class SiteRecord:
+    """What the build cache knows of a built site (the live one, or the spare folder):
+    its id and its files, by unit (each with the key it was rendered under) and loose."""
 
     site_id: str
     units: Mapping[str, UnitFiles]
@@ -232,41 +230,10 @@ class StagedFiles:
             for name in urls.USUAL_FILES[count]:
                 yield folder[1:] + name
 
-    def in_order(self, others: Iterable[str] = ()) -> Iterator[str]:
-        """Every name, with `others` (names not noted here), sorted. Made a part of the
-        site at a time, so that the folders' files are never all made at once: a part is
-        the files below the same two folders ("stories/2026-11-14/"), and the parts'
-        order is their files' order, as no part's name is a folder of another's."""
-        parts: dict[str, list[str]] = {}  # by part: its loose names
-        deep: dict[str, list[str]] = {}  # by part: its folders
-        for folder, count in self.folders.items():
-            if folder.count("/") > 2:  # "/a/b/" or deeper: every file in the part "a/b/"
-                deep.setdefault(_part(folder[1:]), []).append(folder)
-            else:  # "/" or "/a/": its files' parts are their own names, or "a/NAME"
-                for name in urls.USUAL_FILES[count]:
-                    parts.setdefault(_part(folder[1:] + name), []).append(folder[1:] + name)
-        for name in chain(self.names, others):
-            parts.setdefault(_part(name), []).append(name)
-        usual = urls.USUAL_FILES
-        folders = self.folders
-        for part in sorted(parts.keys() | deep.keys()):
-            names = parts.pop(part, [])  # not held once listed
-            names += [f[1:] + name for f in deep.get(part, ()) for name in usual[folders[f]]]
-            names.sort()
-            yield from names
-
 
 def _folder_of(relative: str) -> str:
     """The folder of a site file, as a unit names it ("a/b/index.html" → "/a/b/")."""
     return "/" + relative[:relative.rfind("/") + 1]
-
-
-def _part(name: str) -> str:
-    """A site path's part (see StagedFiles.in_order): up to its second folder's slash,
-    or the whole path when it is in no more than one folder."""
-    first = name.find("/")
-    second = name.find("/", first + 1) if first >= 0 else -1
-    return name[: second + 1] if second >= 0 else name
 
 
 class Staging:
@@ -280,7 +247,7 @@ class Staging:
     the one atomic exchange, and the replaced site becomes the next spare.
     """
 
-    def __init__(self, out_dir: Path, spare: Spare | None = None, keep_spare: bool = False,
+    def __init__(self, out_dir: Path, spare: SiteRecord | None = None, keep_spare: bool = False,
                  remove_old: Callable[[Path], None] | None = None) -> None:
         check_output_folder(out_dir)
         out_dir.parent.mkdir(parents=True, exist_ok=True)
@@ -305,7 +272,7 @@ class Staging:
         (self.path / MARKER).write_bytes(_MARKER_TEXT)  # no site id: not a finished site
         self._pool = FilePool(self.path, replace=self._spare is not None)
 
-    def _adopt_spare(self, spare: Spare | None) -> Spare | None:
+    def _adopt_spare(self, spare: SiteRecord | None) -> SiteRecord | None:
         """Take the spare folder as the staging folder if the build cache describes it."""
         folder = spare_path(self.out_dir)
         if not folder.is_dir() or folder.is_symlink():
@@ -473,24 +440,23 @@ class Staging:
             remove_tree(self.path)
 
 
-# File names encoded at a time into a changes folder's list.
-_LISTING_SLICE = 4096
-
-
 class ChangesStaging(Staging):
     """Stages only the files a build renders, for a deploy to a store that holds the rest.
 
     Units whose keys are unchanged are taken to be where the last deploy put them: nothing
     is linked or copied, so a machine that kept nothing but the build cache (a fresh CI
-    runner) need not restore the site. The folder lists every file of the whole site and
-    the site id the changes apply to (`base`), which the deploy checks against the store:
-    changes to any other site are refused. Its marker has no site id, so no later build
-    takes it for a whole site.
+    runner) need not restore the site. The folder says which site the changes apply to
+    (`base`, as the build cache knows it), which the deploy checks against the store:
+    changes to any other site are refused. It lists the files of that site the new one
+    no longer has and counts the new one's files, never lists them: the deploy knows the
+    base's files, and at 100,000 stories the whole list is 500,000 names to sort every
+    hour. Its marker has no site id, so no later build takes it for a whole site.
     """
 
-    def __init__(self, out_dir: Path, base: str) -> None:
+    def __init__(self, out_dir: Path, base: SiteRecord | None) -> None:
         super().__init__(out_dir)
-        self.previous_id = base or None
+        self._base = base if base is not None and base.site_id else None
+        self.previous_id = self._base.site_id if self._base is not None else None
 
     def keep(self, unit: str, record: UnitFiles) -> bool:
         """Count the unit's files as part of the site; nothing is written (False: changes
@@ -498,21 +464,27 @@ class ChangesStaging(Staging):
         return bool(self.previous_id) and self._count_kept(unit, record)
 
     def swap_in(self, site_id: str) -> None:
-        """Write the list of the whole site's files, then swap the folder in."""
-        head = {"format": CHANGES_FORMAT, "base": self.previous_id or "", "site_id": site_id}
-        files = self._kept.in_order(self._written)
+        """Write the list of the changes, then swap the folder in."""
+        head = {"format": CHANGES_FORMAT, "base": self.previous_id or "", "site_id": site_id,
+                "files": self.files, "removed": self._removed()}
         self.flush()
-        # Made and encoded a slice at a time: at 100,000 stories the list is 25 MB, and
-        # 40 MB of names. The bytes are those of the whole object encoded at once.
-        with (self.path / CHANGES).open("wb") as out:
-            out.write(orjson.dumps(head)[:-1] + b',"files":[')
-            first = True
-            while part := list(islice(files, _LISTING_SLICE)):
-                out.write(orjson.dumps(part)[1:-1] if first else
-                          b"," + orjson.dumps(part)[1:-1])
-                first = False
-            out.write(b"]}\n")
+        (self.path / CHANGES).write_bytes(orjson.dumps(head) + b"\n")
         super().swap_in(site_id)
+
+    def _removed(self) -> list[str]:
+        """The files of the base site that this one does not have, in order."""
+        base = self._base
+        if base is None:
+            return []
+        kept, written = self._kept, self._written
+        gone: list[str] = []
+        for unit, record in base.units.items():
+            count = record.usual
+            if count and kept.folders.get(unit) == count:
+                continue  # kept with the same usual files (most units, every hour)
+            gone += (f for f in record.files if f not in written and f not in kept)
+        gone += (f for f in base.loose if f not in written and f not in kept)
+        return sorted(gone)
 
     def _marker(self, site_id: str) -> bytes:
         return _MARKER_TEXT + f"changes-to: {self.previous_id or 'nothing'}\n".encode()
@@ -524,24 +496,37 @@ class Changes:
 
     base: str  # the site id they apply to ("" for none: the files are the whole site)
     site_id: str
-    files: frozenset[str]  # every file of the whole site
+    count: int  # of the whole site's files
+    removed: frozenset[str]  # the base's files the site no longer has
+
+    def whole_site(self, base: Iterable[str], staged: Iterable[str]) -> frozenset[str]:
+        """Every file of the site the changes make, from the files of the site they apply
+        to and those the folder holds. Raises ValueError when they are not as many as the
+        build made: `base` is not the site the build knew."""
+        site = frozenset(base).difference(self.removed).union(staged)
+        if len(site) != self.count:
+            raise ValueError(f"{len(site)} files, where the build made {self.count}")
+        return site
 
 
 def changes_of(folder: Path) -> Changes | None:
     """The changes a folder holds (None: it holds a whole site). Raises ValueError when
-    its list of files is unreadable."""
+    its list of changes is unreadable."""
     try:
-        text = (folder / CHANGES).read_text(encoding="utf-8")
+        data = orjson.loads((folder / CHANGES).read_bytes())
     except FileNotFoundError:
         return None
     except OSError as exc:
         raise ValueError(f"{folder / CHANGES}: {exc.strerror}") from None
+    except orjson.JSONDecodeError as exc:
+        raise ValueError(f"{folder / CHANGES}: unreadable ({exc})") from None
     try:
-        data = json.loads(text)
         if data.get("format") != CHANGES_FORMAT:
             raise ValueError("not a list of changes desk knows")
-        return Changes(str(data["base"]), str(data["site_id"]),
-                       frozenset(str(f) for f in data["files"]))
+        count, removed = data["files"], data["removed"]
+        if not isinstance(count, int) or not all(isinstance(f, str) for f in removed):
+            raise ValueError("files must be a count and removed a list of names")
+        return Changes(str(data["base"]), str(data["site_id"]), count, frozenset(removed))
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise ValueError(f"{folder / CHANGES}: unreadable ({exc})") from None
 

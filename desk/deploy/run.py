@@ -132,7 +132,13 @@ def _plan(files: list[LocalFile], listing: dict[str, Remote], manifest: Manifest
             f"the folder holds changes to site {changes.base or '(none)'}, but the bucket "
             f"holds site {manifest.site_id or '(unknown)'}; {_BUILD_WHOLE}", outcome)
     try:
-        return make_plan(files, listing, manifest, datetime.now(UTC), keep, changes.files)
+        site = changes.whole_site(manifest.entries, (f.path for f in files))
+    except ValueError as exc:
+        raise ChangesRefused(
+            f"the bucket's manifest does not list the site the changes apply to ({exc}); "
+            f"{_BUILD_WHOLE}", outcome) from None
+    try:
+        return make_plan(files, listing, manifest, datetime.now(UTC), keep, site)
     except NotCarried as exc:
         raise ChangesRefused(
             f"the bucket does not hold /{exc} as the last deploy left it, and the folder of "
