@@ -7,7 +7,7 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from desk.content.digests import search_entry
+from desk.content.digests import Digester, digest, search_entry
 from desk.search.bundles import Layout, Limits, Member, plan, sealed_bundle, stale_tokens
 
 LIMITS = Limits(bundle_pages=10, fresh_pages=4)
@@ -97,3 +97,20 @@ def test_every_story_is_indexed_once_and_no_run_is_larger_than_a_bundle(
             del versions[n]
         start = max(versions, default=-1) + 1
         versions.update(dict.fromkeys(range(start, start + rng.randrange(0, 5)), 0))
+
+
+def test_a_search_entry_is_the_same_whatever_desk_s_code() -> None:
+    # Sealed bundles outlive upgrades: the token of a story's version never changes.
+    assert search_entry("/stories/2026-11-14/a-story/", "0" * 64) == "2021eafa727b"
+
+
+_PARTS = st.lists(st.one_of(st.text(max_size=40), st.binary(max_size=40)), max_size=4)
+
+
+@given(first=_PARTS, rest=_PARTS)
+def test_a_digester_digests_its_first_parts_and_the_rest_as_one(
+        first: list[str | bytes], rest: list[str | bytes]) -> None:
+    made = Digester(*first)
+    assert made(*rest) == digest(*first, *rest)
+    assert made(*rest) == made(*rest)  # its first parts are hashed once, not used up
+

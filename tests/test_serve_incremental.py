@@ -511,7 +511,8 @@ def test_unit_keys_a_preview_keeps_outgrow_no_bound_a_site_needs(
     bound (they were cleared in the middle of such a build), and the stale forgotten."""
     monkeypatch.setattr(KeyMaker, "MAX_CACHED", 10)
     cache, made = KeyCache(), []
-    monkeypatch.setattr(keys, "digest", lambda *parts: made.append(parts) or str(parts))
+    monkeypatch.setattr(keys, "Digester", lambda site: lambda *parts: made.append(parts)
+                        or str(parts))
 
     def build_keys(names: range) -> None:
         maker = KeyMaker("site", cache)

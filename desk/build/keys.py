@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Protocol
 
 from desk.config import Config
-from desk.content.digests import digest
+from desk.content.digests import Digester, digest
 from desk.render.theme import template_folders
 
 # Libraries whose releases can change desk's output or findings.
@@ -110,6 +110,7 @@ class KeyMaker:
 
     def __init__(self, site: str, cache: KeyCache | None = None) -> None:
         self.site = site
+        self._digest = Digester(site)
         if cache is not None:
             if cache.site != site or len(cache.keys) > max(self.MAX_CACHED, 2 * cache.asked):
                 # Keys made for another site key are no use; most of too many are stale.
@@ -122,11 +123,11 @@ class KeyMaker:
         build to build, worth caching)."""
         cache = self._cache
         if cache is None or not recurring:
-            return digest(self.site, *inputs)
+            return self._digest(*inputs)
         cache.asked += 1
         found = cache.keys.get(inputs)
         if found is None:
-            found = cache.keys[inputs] = digest(self.site, *inputs)
+            found = cache.keys[inputs] = self._digest(*inputs)
         return found
 
 

@@ -9,6 +9,10 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from hashlib import _Hash
 
 
 def digest(*parts: bytes | str) -> str:
@@ -20,15 +24,39 @@ def digest_all(parts: Iterable[bytes | str]) -> str:
     """digest(*parts) of parts hashed as they come, never held together (the sitemap's
     line of every page)."""
     made = hashlib.sha256()
+    _feed(made, parts)
+    return made.hexdigest()[:32]
+
+
+class Digester:
+    """digest(*first, *rest) for any `rest`, the `first` parts hashed once: a build makes
+    every unit's key after the same site key, and every story's search entry after the
+    same word."""
+
+    __slots__ = ("_first",)
+
+    def __init__(self, *first: bytes | str) -> None:
+        self._first = hashlib.sha256()
+        _feed(self._first, first)
+
+    def __call__(self, *rest: bytes | str) -> str:
+        made = self._first.copy()
+        _feed(made, rest)
+        return made.hexdigest()[:32]
+
+
+def _feed(made: _Hash, parts: Iterable[bytes | str]) -> None:
     for part in parts:
         data = part.encode("utf-8") if isinstance(part, str) else part
         made.update(len(data).to_bytes(8, "big"))
         made.update(data)
-    return made.hexdigest()[:32]
+
+
+_SEARCH_ENTRY = Digester("search-entry")
 
 
 def search_entry(url: str, story_digest: str) -> str:
     """What names one version of a story at one URL in the search index (and on its
     page): it changes when the story's file or URL does, never with desk's code, so the
     sealed search bundles (desk.search.bundles) outlive upgrades."""
-    return digest("search-entry", url, story_digest)[:12]
+    return _SEARCH_ENTRY(url, story_digest)[:12]
