@@ -180,6 +180,18 @@ _SET_KEY, _SET_DIGEST, _SET_FILES, _SET_FOLDER = (UnitRecord.__dict__[name].__se
                                                   for name in UnitRecord.__slots__)
 
 
+def _usual_record(key: str, count: int, json_digest: str | StateFile, folder: str
+                  ) -> UnitRecord:
+    """UnitRecord(key, count, json_digest, folder), the slots set without a call to
+    __init__: for a folder and count already checked."""
+    record = object.__new__(UnitRecord)
+    _SET_KEY(record, key)
+    _SET_DIGEST(record, json_digest)
+    _SET_FILES(record, count)
+    _SET_FOLDER(record, folder)
+    return record
+
+
 # Where an inspection stands against the state's file, so that only what changed is
 # written: as read from it, only its stat changed since (a fresh checkout's file), or new.
 STORED, RESTATED, NEW = 0, 1, 2
@@ -675,9 +687,13 @@ def _files_to_json(unit_id: str, record: UnitFiles) -> int | list[str]:
 
 def _unit_record(unit_id: str, key: str, files: Any,
                  json_digest: str | StateFile = "") -> UnitRecord:
-    # Most units' files are the count of their usual ones: told without decoding JSON.
-    data = (_USUAL_JSON.get(files) or orjson.loads(files) if isinstance(files, bytes)
-            else files)
+    # Most units' files are the count of their usual ones: told without decoding JSON,
+    # and made at once when the quick test passes for the folder (155,000 units at
+    # 100,000 stories, on every build).
+    count = _USUAL_JSON.get(files) if isinstance(files, bytes) else None
+    if count is not None and plain_folder(unit_id):
+        return _usual_record(key, count, json_digest, unit_id)
+    data = (count or orjson.loads(files) if isinstance(files, bytes) else files)
     return UnitRecord.of(unit_id, key, data if isinstance(data, int)
                          else _files_from_json(unit_id, data), json_digest)
 
