@@ -246,7 +246,8 @@ def _early_survey(content: Path, state_file: Path | None, jobs: int
     if state_file is None or not state_file.is_file() or not content.is_dir():
         yield None
         return
-    with EarlySurvey(content, checked_out_since(content, state_file), jobs > 1) as survey:
+    with EarlySurvey(content, checked_out_since(content, state_file), jobs > 1,
+                     state_file) as survey:
         yield survey
 
 

@@ -367,6 +367,61 @@ def test_a_survey_finds_what_the_inspection_would_look_at_itself(tmp_path: Path)
     assert survey(content, None) == Survey(walked, stats, None)  # git not asked
 
 
+def test_a_survey_compared_with_the_saved_state_names_the_files_to_look_at(
+        tmp_path: Path) -> None:
+    """A fresh runner's survey, given the saved state's file, vouches for every file whose
+    stat or git's word keeps its saved inspection, forked or not: the inspection recalls
+    those without a look and looks at the others (an edit git sees, a new story, one
+    whose line endings changed its size); a survey of another state is not taken, and the
+    build ends as one from nothing."""
+    content = tmp_path / "content"
+    make_corpus(content, 4)
+    committed(content)
+    config = setting(tmp_path, content, "public")
+    assert build(config, Clock(NOW)).ok  # its state saved in the cache folder
+    fresh_clone(content)
+    stories = sorted(str(p) for p in content.rglob("story-number-*.json"))
+    same_size_edit(Path(stories[0]))
+    grown = Path(stories[1])
+    grown.write_bytes(grown.read_bytes() + b"\n")  # git: modified, and another size
+    added = write_story(content, make_story(40, published_at=datetime(2026, 11, 10, 22,
+                                                                      tzinfo=UTC)))
+    state_file = BuildCache.file_for(config.cache_dir, config.output_dir)
+    look = {stories[0], stories[1], str(added)}
+
+    with GitListing(content) as listing:
+        here = survey(content, listing, state_file)
+    with EarlySurvey(content, ask_git=True, state=state_file) as early:
+        forked = early.result()
+    assert forked == here and here.changed == look
+    assert set(here.stats) == look and set(here.clean or ()) <= look
+    with GitListing(content) as listing:
+        whole = survey(content, listing)
+    assert whole.changed is None and here.files == whole.files
+
+    cache = BuildCache.saved_for(config.cache_dir, config.output_dir)
+    inspection = InspectionCache(cache.state, check_key(config), content=content,
+                                 survey=here)
+    for path in stories[2:]:
+        known = cache.state.inspected[path]
+        assert known.stat != file_stat(path)  # touched by the clone: git vouched
+        assert inspection.unchanged(path) == (known.story, known.findings)
+    assert all(inspection.unchanged(path) is None for path in look)
+    other = dataclasses.replace(here, generation="another state's")
+    assert InspectionCache(cache.state, check_key(config), content=content,
+                           survey=other).unchanged(stories[2]) is None
+
+    history, _ = read_history_file(config.output_dir / ".well-known/desk-urls.json")
+    shutil.rmtree(config.output_dir)
+    result = subprocess.run([sys.executable, "-m", "desk", "build", "--config",
+                             str(REPO / "pyproject.toml"), "--content", str(content),
+                             "--out", str(config.output_dir), "--cache-dir",
+                             str(config.cache_dir), "--now", NOW.isoformat(), "--no-search",
+                             "--jobs", "2"], capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr
+    assert tree(config.output_dir) == from_nothing(tmp_path, content, history)
+
+
 def test_the_inspection_takes_the_survey_s_word_and_looks_itself_without_one(
         tmp_path: Path) -> None:
     """A survey's stats and blob ids are what the inspection goes by (a survey that says a

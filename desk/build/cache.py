@@ -46,8 +46,8 @@ from desk.build.state import (
     SavedState,
     Stat,
     file_stat,
+    git_vouches,
     read_state,
-    stat_size,
     write_state,
 )
 from desk.build.survey import EarlySurvey, Survey
@@ -184,7 +184,7 @@ class InspectionCache:
                  changed: set[str] | None = None, content: Path | None = None,
                  survey: Survey | None = None) -> None:
         self._state = state
-        self._changed = changed
+        self._changed = changed if changed is not None else _surveyed_changes(state, survey)
         self._content = content
         self._survey = survey  # `content`'s files looked at ahead, if they were
         self._clean: CleanFiles | None = None
@@ -260,18 +260,18 @@ class InspectionCache:
             self.replaced.append(known.story)
 
     def _git_holds(self, path: str, stat: Stat, known: FileRecord) -> bool:
-        """Whether git holds a touched file unchanged, of the same size, with the blob
-        `known` was inspected from. The size too: git calls a file clean when it matches
-        the blob after its line-ending conversion (core.autocrlf, eol attributes), which
-        adds bytes to any file with a line break. Such a record is not restated: the next
-        fresh checkout asks git again, and a build on this checkout asks git rather than
-        reading the file."""
-        if known.story is None or not known.blob or stat_size(stat) != stat_size(known.stat):
-            return False
+        """Whether git vouches for a touched file's saved inspection (git_vouches: git
+        holds it unchanged with the blob inspected, at the same size). Such a record is
+        not restated: the next fresh checkout asks git again, and a build on this
+        checkout asks git rather than reading the file."""
+        story = known.story is not None
         clean = self._survey.clean if self._survey is not None else None
         if clean is not None:  # git's word, taken with the survey
-            return clean.get(path) == known.blob
-        return self._git_clean().holds(path, known.blob)
+            return git_vouches(known.stat, known.blob, story, stat, clean.get(path))
+        # The rest of the rule first (as if git held the blob): git is asked only if it
+        # could vouch.
+        return (git_vouches(known.stat, known.blob, story, stat, known.blob)
+                and self._git_clean().holds(path, known.blob))
 
     @staticmethod
     def _same_bytes(path: str, known: FileRecord) -> str | None:
@@ -293,6 +293,14 @@ class InspectionCache:
             else:
                 self._clean = CleanFiles(())
         return self._clean
+
+
+def _surveyed_changes(state: SavedState, survey: Survey | None) -> set[str] | None:
+    """The files a survey could not vouch for, when it was compared with this very state
+    (by its generation), else None: every file is looked at."""
+    if survey is None or survey.changed is None or state.stored is None:
+        return None
+    return set(survey.changed) if survey.generation == state.stored.generation else None
 
 
 def _bytes_of(path: str) -> bytes | None:

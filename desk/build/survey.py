@@ -1,14 +1,20 @@
 """The content's story and draft files looked at ahead: each file's path and stat, and
 git's blob id of each file git holds unchanged, taken while the saved state is read.
 
-Enters: the content folder (and whether git is to be asked: a fresh checkout). Leaves: a
-Survey, which the inspection (desk.build.cache.InspectionCache) takes instead of walking
-the folders, taking each file's stat and hashing git's listing itself.
+Enters: the content folder (whether git is to be asked: a fresh checkout; the saved
+state's file). Leaves: a Survey, which the inspection (desk.build.cache.InspectionCache)
+takes instead of walking the folders, taking each file's stat and hashing git's listing
+itself.
 
 At 100,000 stories the walk, the stats and git's listing take about a second, and
 reading the saved state two: `desk build` starts the survey in a forked process before it
 reads the state, so both go on at once on two cores. Where forking is not safe, git's
 listing is started early all the same and the rest is done when the inspection asks.
+
+Given the saved state's file, the forked survey also compares each file's stat (and git's
+word) with the inspection saved for it, on its own core, from the file's rows: the build
+then looks only at the files it names, and recalls the others' inspections without a
+look (as desk serve does for the files its watcher did not see change).
 
 A survey is as of the build's start: a file saved while the state is read is inspected
 under the older stat, so the next build reads it again, as for any file saved while a
@@ -23,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from desk.build.parallel import Forked, fork_safe, result_of, start_forked, stop_forked
-from desk.build.state import Stat, file_stat
+from desk.build.state import Stat, file_stat, unvouched
 from desk.content.findings import Finding
 from desk.content.gitblobs import GitListing
 from desk.content.loader import DRAFTS, STORIES, content_files
@@ -38,14 +44,20 @@ class Survey:
 
     # By content folder: its files, sorted, and the findings of the walk (content_files).
     files: Mapping[str, tuple[list[str], list[Finding]]]
-    stats: Mapping[str, Stat | None]  # by file, as listed
+    stats: Mapping[str, Stat | None]  # by file, as listed (see `changed`)
     # git's blob id of each file it holds unchanged (clean_blobs); None: git not asked.
     clean: Mapping[str, str] | None = None
+    # When the survey was compared with the saved state: the files whose saved inspection
+    # it could not vouch for (desk.build.state.unvouched), and that state's generation.
+    # `stats` and `clean` then hold those files only: the others need no look.
+    changed: frozenset[str] | None = None
+    generation: str = ""
 
 
-def survey(content: Path, listing: GitListing | None) -> Survey:
+def survey(content: Path, listing: GitListing | None, state: Path | None = None) -> Survey:
     """The story and draft files below `content` with their stats, and git's clean files
-    from `listing` (started by the caller, which closes it), if any."""
+    from `listing` (started by the caller, which closes it), if any; compared with the
+    state saved in `state`, if given and readable."""
     files: dict[str, tuple[list[str], list[Finding]]] = {}
     stats: dict[str, Stat | None] = {}
     for folder in SURVEYED:
@@ -54,12 +66,20 @@ def survey(content: Path, listing: GitListing | None) -> Survey:
         files[folder] = (paths, findings)
         for path in paths:
             stats[path] = file_stat(path)
-    return Survey(files, stats, None if listing is None else listing.clean())
+    clean = None if listing is None else listing.clean()
+    compared = unvouched(state, stats, clean) if state is not None else None
+    if compared is None:
+        return Survey(files, stats, clean)
+    generation, changed = compared
+    # What the build looks at, and no more: its result is read back by the build.
+    return Survey(files, {path: stats[path] for path in changed},
+                  None if clean is None else {p: clean[p] for p in changed if p in clean},
+                  changed, generation)
 
 
-def _survey_asking_git(content: Path, ask_git: bool) -> Survey:
+def _survey_asking_git(content: Path, ask_git: bool, state: Path | None) -> Survey:
     with GitListing(content) if ask_git else contextlib.nullcontext() as listing:
-        return survey(content, listing)
+        return survey(content, listing, state)
 
 
 class EarlySurvey:
@@ -68,12 +88,13 @@ class EarlySurvey:
     process); else git's listing (`ask_git`) started now, the rest done when asked. A
     context manager: leaving it stops what still runs."""
 
-    def __init__(self, content: Path, ask_git: bool, fork: bool = True) -> None:
+    def __init__(self, content: Path, ask_git: bool, fork: bool = True,
+                 state: Path | None = None) -> None:
         self._content = content
         self._worker: Forked | None = None
         self._listing: GitListing | None = None
         if fork and fork_safe():
-            self._worker = start_forked(lambda: _survey_asking_git(content, ask_git))
+            self._worker = start_forked(lambda: _survey_asking_git(content, ask_git, state))
         elif ask_git:
             self._listing = GitListing(content)
 
