@@ -8,8 +8,8 @@ caller (never inferred from other arguments).
   spare, so unchanged units cost nothing. What `desk build` uses.
 - `ChangesOnly`: a new folder with only the files this build renders and the list of
   the files of the last site it no longer has, for `desk deploy` to a store that holds
-  the rest. What the
-  publish workflow uses on a fresh runner, which restores the build cache and no site.
+  the rest. What the publish workflow uses on a fresh runner, which restores the build
+  cache and no site.
 - `InPlace`: the output folder is updated where it stands, under a lock the server holds
   while it reads. What desk serve uses after a story is saved.
 """
