@@ -13,6 +13,7 @@ import shutil
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import Result, tree, write_tree
@@ -152,18 +153,33 @@ def test_changes_to_another_site_than_the_bucket_holds_are_refused(
                                                                      history)
 
 
-def test_a_file_changed_in_the_bucket_behind_desk_s_back_refuses_changes(
-        desk: Callable[..., Result], s3: Server, tmp_path: Path) -> None:
+def refused_changes(desk: Callable[..., Result], s3: Server, tmp_path: Path, prefix: str,
+                    tamper: Callable[[Site], None]) -> tuple[Site, dict[str, Any]]:
+    """A site deployed under `prefix`, the bucket then changed behind desk's back
+    (`tamper`), a new story built as changes on a fresh runner: the site and the
+    deploy's report, refused with nothing uploaded or deleted."""
     site = Site(desk, tmp_path, 5)
     site.build()
-    assert run_deploy(desk, s3, site, "tampered")[0].exit_code == 0
-    key = f"tampered/{site.story_folder(3)}index.html"
-    s3.client().put_object(Bucket=BUCKET, Key=key, Body=b"<p>not desk's</p>")
+    assert run_deploy(desk, s3, site, prefix)[0].exit_code == 0
+    tamper(site)
+    before = stored(s3, prefix)
     fresh_runner(site)
     write_story(site.content, make_story(42, newsroom="science"))
     assert changes_build(desk, site).exit_code == 0
-    result, report = run_deploy(desk, s3, site, "tampered")
+    result, report = run_deploy(desk, s3, site, prefix)
     assert result.exit_code == 3
+    assert "Build the whole site" in report["error"]
+    assert stored(s3, prefix) == before
+    return site, report
+
+
+def test_a_file_changed_in_the_bucket_behind_desk_s_back_refuses_changes(
+        desk: Callable[..., Result], s3: Server, tmp_path: Path) -> None:
+    def tamper(site: Site) -> None:
+        key = f"tampered/{site.story_folder(3)}index.html"
+        s3.client().put_object(Bucket=BUCKET, Key=key, Body=b"<p>not desk's</p>")
+
+    site, report = refused_changes(desk, s3, tmp_path, "tampered", tamper)
     assert site.story_folder(3) in report["error"]
 
 
@@ -174,24 +190,16 @@ def test_changes_against_a_manifest_without_the_whole_site_are_refused(
     # the file it lacks would be deleted as no one's.
     import gzip
 
-    site = Site(desk, tmp_path, 5)
-    site.build()
-    assert run_deploy(desk, s3, site, "short")[0].exit_code == 0
-    key = f"short/{MANIFEST}"
-    manifest = json.loads(gzip.decompress(
-        s3.client().get_object(Bucket=BUCKET, Key=key)["Body"].read()))
-    del manifest["files"][f"{site.story_folder(4)}index.md"]
-    s3.client().put_object(Bucket=BUCKET, Key=key,
-                           Body=gzip.compress(json.dumps(manifest).encode()))
-    before = stored(s3, "short")
-    fresh_runner(site)
-    write_story(site.content, make_story(43, newsroom="science"))
-    assert changes_build(desk, site).exit_code == 0
-    result, report = run_deploy(desk, s3, site, "short")
-    assert result.exit_code == 3
+    def tamper(site: Site) -> None:
+        key = f"short/{MANIFEST}"
+        manifest = json.loads(gzip.decompress(
+            s3.client().get_object(Bucket=BUCKET, Key=key)["Body"].read()))
+        del manifest["files"][f"{site.story_folder(4)}index.md"]
+        s3.client().put_object(Bucket=BUCKET, Key=key,
+                               Body=gzip.compress(json.dumps(manifest).encode()))
+
+    _, report = refused_changes(desk, s3, tmp_path, "short", tamper)
     assert "manifest does not list the site" in report["error"]
-    assert "Build the whole site" in report["error"]
-    assert stored(s3, "short") == before  # nothing uploaded or deleted
 
 
 def test_changes_with_no_usable_cache_are_the_whole_site(
