@@ -46,7 +46,7 @@ from desk.build.state import (
     SavedState,
     Stat,
     file_stat,
-    git_vouches,
+    git_may_vouch,
     read_state,
     write_state,
 )
@@ -260,18 +260,16 @@ class InspectionCache:
             self.replaced.append(known.story)
 
     def _git_holds(self, path: str, stat: Stat, known: FileRecord) -> bool:
-        """Whether git vouches for a touched file's saved inspection (git_vouches: git
-        holds it unchanged with the blob inspected, at the same size). Such a record is
-        not restated: the next fresh checkout asks git again, and a build on this
-        checkout asks git rather than reading the file."""
-        story = known.story is not None
+        """Whether git vouches for a touched file's saved inspection (git_may_vouch, and
+        git holds it unchanged with the blob inspected). Such a record is not restated:
+        the next fresh checkout asks git again, and a build on this checkout asks git
+        rather than reading the file."""
+        if not git_may_vouch(known.stat, known.blob, known.story is not None, stat):
+            return False
         clean = self._survey.clean if self._survey is not None else None
         if clean is not None:  # git's word, taken with the survey
-            return git_vouches(known.stat, known.blob, story, stat, clean.get(path))
-        # The rest of the rule first (as if git held the blob): git is asked only if it
-        # could vouch.
-        return (git_vouches(known.stat, known.blob, story, stat, known.blob)
-                and self._git_clean().holds(path, known.blob))
+            return clean.get(path) == known.blob
+        return self._git_clean().holds(path, known.blob)
 
     @staticmethod
     def _same_bytes(path: str, known: FileRecord) -> str | None:
@@ -295,12 +293,12 @@ class InspectionCache:
         return self._clean
 
 
-def _surveyed_changes(state: SavedState, survey: Survey | None) -> set[str] | None:
+def _surveyed_changes(state: SavedState, survey: Survey | None) -> frozenset[str] | None:
     """The files a survey could not vouch for, when it was compared with this very state
     (by its generation), else None: every file is looked at."""
     if survey is None or survey.changed is None or state.stored is None:
         return None
-    return set(survey.changed) if survey.generation == state.stored.generation else None
+    return survey.changed if survey.generation == state.stored.generation else None
 
 
 def _bytes_of(path: str) -> bytes | None:

@@ -85,13 +85,13 @@ def file_stat(path: str) -> Stat | None:
         return None
     return packed_stat(st.st_mtime_ns, st.st_size, st.st_ino)
 
-def git_vouches(saved: Stat, blob: str, story: bool, stat: Stat, clean: str | None) -> bool:
-    """Whether git's word keeps a saved inspection (of a story, when `story`, from the
-    bytes of `blob`, under the stat `saved`) for a file now of stat `stat` that git holds
-    unchanged with the blob id `clean` (None: not clean). The size too: git calls a file
-    clean when it matches the blob after its line-ending conversion (core.autocrlf, eol
-    attributes), which adds bytes to any file with a line break."""
-    return story and bool(blob) and clean == blob and stat_size(stat) == stat_size(saved)
+def git_may_vouch(saved: Stat, blob: str, story: bool, stat: Stat) -> bool:
+    """Whether git's word can keep a saved inspection (of a story, when `story`, from
+    the bytes of `blob`, under the stat `saved`) for a file now of stat `stat`: then it
+    does when git holds the file unchanged with that blob id. The size too: git calls a
+    file clean when it matches the blob after its line-ending conversion (core.autocrlf,
+    eol attributes), which adds bytes to any file with a line break."""
+    return story and bool(blob) and stat_size(stat) == stat_size(saved)
 
 
 _SCHEMA = """
@@ -328,7 +328,7 @@ def unvouched(path: Path, stats: Mapping[str, Stat | None], clean: Mapping[str, 
               ) -> tuple[str, frozenset[str]] | None:
     """Of the files surveyed with these stats (and git's blob ids of its clean files, if
     asked), those whose inspection the state saved in `path` does not hold good by their
-    stat or git's word (see git_vouches), with the generation of the state that says so;
+    stat or git's word (see git_may_vouch), with the generation of the state that says so;
     None when it cannot be read. What a forked survey tells the build, which then looks
     at those files only: read from the file's rows, never made into records."""
     left = dict.fromkeys(stats)
@@ -344,8 +344,8 @@ def unvouched(path: Path, stats: Mapping[str, Stat | None], clean: Mapping[str, 
                 if stat is None:
                     continue
                 saved = packed_stat(int(mtime), int(size), int(ino))
-                if saved == stat or clean is not None and git_vouches(
-                        saved, str(blob), bool(story), stat, clean.get(name)):
+                if saved == stat or clean is not None and clean.get(name) == blob and (
+                        git_may_vouch(saved, str(blob), bool(story), stat)):
                     del left[name]
             return str(orjson.loads(meta["generation"])), frozenset(left)
     except (sqlite3.Error, OSError, ValueError, KeyError, TypeError):

@@ -394,13 +394,9 @@ class Staging:
         """Make the staged folder the output folder in one step; the old site becomes the
         spare, or is removed (by `remove_old`, e.g. later in another thread, else at once)."""
         if self._spare is not None:
-            spare_files = set(self._spare.loose)
-            for kept in self._spare.units.values():
-                spare_files.update(kept.files)
-            spare_files.difference_update(self._written)
-            spare_files.difference_update(self._kept)
+            lacking = self._lacking(self._spare)
             self._pool.flush()
-            self._pool.remove_all(sorted(spare_files, reverse=True))
+            self._pool.remove_all(lacking[::-1])
         self._pool.close()
         (self.path / MARKER).write_bytes(self._marker(site_id))
         out = self.out_dir
@@ -420,6 +416,19 @@ class Staging:
             remove(old)
         else:
             self.path.rename(out)
+
+    def _lacking(self, site: SiteRecord) -> list[str]:
+        """The files of a site the build cache knows (the spare, or the base of a folder
+        of changes) that the staged site does not have, in order."""
+        kept, written = self._kept, self._written
+        lacking: list[str] = []
+        for unit, record in site.units.items():
+            count = record.usual
+            if count and kept.folders.get(unit) == count:
+                continue  # kept with the same usual files (most units, every build)
+            lacking += (f for f in record.files if f not in written and f not in kept)
+        lacking += (f for f in site.loose if f not in written and f not in kept)
+        return sorted(set(lacking))  # a file in two units or loose too: listed once
 
     def _marker(self, site_id: str) -> bytes:
         return _MARKER_TEXT + f"site-id: {site_id}\n".encode()
@@ -466,25 +475,11 @@ class ChangesStaging(Staging):
     def swap_in(self, site_id: str) -> None:
         """Write the list of the changes, then swap the folder in."""
         head = {"format": CHANGES_FORMAT, "base": self.previous_id or "", "site_id": site_id,
-                "files": self.files, "removed": self._removed()}
+                "files": self.files,
+                "removed": self._lacking(self._base) if self._base is not None else []}
         self.flush()
         (self.path / CHANGES).write_bytes(orjson.dumps(head) + b"\n")
         super().swap_in(site_id)
-
-    def _removed(self) -> list[str]:
-        """The files of the base site that this one does not have, in order."""
-        base = self._base
-        if base is None:
-            return []
-        kept, written = self._kept, self._written
-        gone: list[str] = []
-        for unit, record in base.units.items():
-            count = record.usual
-            if count and kept.folders.get(unit) == count:
-                continue  # kept with the same usual files (most units, every hour)
-            gone += (f for f in record.files if f not in written and f not in kept)
-        gone += (f for f in base.loose if f not in written and f not in kept)
-        return sorted(gone)
 
     def _marker(self, site_id: str) -> bytes:
         return _MARKER_TEXT + f"changes-to: {self.previous_id or 'nothing'}\n".encode()
