@@ -20,8 +20,10 @@ from desk.build.state import SavedState, read_state, write_state
 from desk.config import load_config
 from desk.content.catalog import Clock
 from desk.content.history import (
+    _USUAL_STORY_PATH,
     UrlHistory,
     _is_story_path,
+    _usual_paths,
     history_from_json,
     read_history_file,
     redirects,
@@ -102,6 +104,10 @@ def test_advance_moves_only_what_moved_as_the_rule_says(
     ({"a/b": "x"}, "/a~1b"),
     ({"1": []}, "/1"),
     ({"1": [7]}, "/1/0"),
+    # Two usual paths in one string, which the check of every path at once, each on a
+    # line of its own, must not take for two.
+    ({"1": ["/stories/2026-11-14/a/\n/stories/2026-11-14/b/"]}, "/1/0"),
+    ({"1": ["/stories/2026-11-14/a/"], "2": ["/stories/2026-11-14/b-/"]}, "/2/0"),
     (["/stories/2026-11-14/a/"], "/"),
 ])
 def test_a_history_holds_story_paths_only(data: object, where: str) -> None:
@@ -172,3 +178,17 @@ def test_the_quick_look_at_a_story_path_accepts_only_what_the_layout_does(path: 
     except ValueError:
         valid = False
     assert _is_story_path(path) == valid
+
+
+
+_PATHISH = st.from_regex(r"/stories/[0-9]{4}-[0-9]{2}-[0-9]{2}/[a-z0-9A\n/-]{0,6}/?\n?",
+                         fullmatch=True)
+
+
+@given(st.lists(st.one_of(_PATHISH, st.sampled_from([A, B, C]), st.integers()), max_size=6))
+def test_every_path_at_once_is_judged_as_one_at_a_time(paths: list[object]) -> None:
+    """A history read back holds an archive's paths, judged by one match over them all:
+    it accepts exactly the lists whose paths each pass the usual pattern, none twice
+    (any other list is judged path by path, which names the first problem)."""
+    usual = all(isinstance(p, str) and _USUAL_STORY_PATH.fullmatch(p) for p in paths)
+    assert _usual_paths(paths) == (usual and len(set(map(str, paths))) == len(paths))

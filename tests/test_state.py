@@ -4,6 +4,7 @@ state was read from is written whole; a damaged file is no state at all."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
@@ -21,6 +22,7 @@ from desk.build.cache import BuildCache
 from desk.build.pipeline import build
 from desk.build.slots import slot_maker
 from desk.build.state import (
+    PAGE_SIZE,
     FileRecord,
     SavedState,
     UnitRecord,
@@ -87,6 +89,9 @@ def test_a_state_reads_back_as_written(tmp_path: Path) -> None:
     state = a_state()
     write_state(state, tmp_path / "s.sqlite")
     assert same(read_state(tmp_path / "s.sqlite"), state)
+    with contextlib.closing(sqlite3.connect(tmp_path / "s.sqlite")) as db:
+        # In large pages, which every build reads whole and quicker (see PAGE_SIZE).
+        assert db.execute("PRAGMA page_size").fetchone() == (PAGE_SIZE,)
 
 
 def test_the_difference_from_the_state_read_is_what_is_written(tmp_path: Path) -> None:
@@ -227,6 +232,13 @@ def test_a_damaged_state_is_no_state(tmp_path: Path) -> None:
     db.close()
     assert read_state(file) == SavedState()
     assert read_state(tmp_path / "none.sqlite") == SavedState()
+    write_state(a_state(), file)
+    with contextlib.closing(sqlite3.connect(file)) as db, db:  # a story's newsroom a number
+        row = db.execute("SELECT path, story FROM inspected WHERE story IS NOT NULL").fetchone()
+        held = json.loads(row[1])
+        held[3] = 7
+        db.execute("UPDATE inspected SET story = ? WHERE path = ?", (json.dumps(held), row[0]))
+    assert read_state(file) == SavedState()
 
 
 def test_old_states_are_pruned(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import cached_property
 from operator import attrgetter
 from typing import Generic, TypeVar
 
@@ -30,6 +31,13 @@ class Group:
     key: str
     title: str
     stories: tuple[LoadedStory, ...]
+
+    @cached_property
+    def newest(self) -> datetime:
+        """The latest modification among its stories (the epoch when there are none):
+        asked for by its page's sitemap line and its page of the list of groups, for
+        each of 40,000 editions at 100,000 stories."""
+        return max((s.summary.modified_at for s in self.stories), default=EPOCH)
 
 
 @dataclass(frozen=True)

@@ -117,24 +117,41 @@ def history_from_json(data: Any, pointer: str = "",
     `shared`: strings held already, used for the equal ids and paths."""
     if not isinstance(data, dict):
         raise ValueError(f"{pointer or '/'}: expected an object of story ids")
-    shared = shared or {}
-    lists: dict[str, tuple[str, ...]] = {}
-    seen: set[str] = set()
-    get, usual = shared.get, _USUAL_STORY_PATH.fullmatch
-    # One pass of quick tests over an archive's worth of ids; the pointer of a problem
-    # is made only when there is one.
     for story_id, paths in data.items():
-        if not isinstance(paths, list) or not paths:
+        if type(paths) is not list or not paths:
             raise ValueError(f"{_where(pointer, story_id)}: expected a list of URL paths")
+    if not _usual_paths([path for paths in data.values() for path in paths]):
+        _check_paths(data, pointer)  # names the first problem
+    get = (shared or {}).get
+    lists = {get(story_id, story_id): tuple(map(get, paths, paths))
+             for story_id, paths in data.items()}
+    # As saved, the ids are in order already: sorted only when they are not.
+    return UrlHistory(lists if _in_order(lists) else dict(sorted(lists.items())))
+
+
+def _usual_paths(every: list[Any]) -> bool:
+    """Whether every path is a usual story path, each under one id: told by one match
+    over them all, each on a line of its own, and one set (a history holds an archive's
+    paths, too many to match one at a time on every build)."""
+    if not every or not all(type(path) is str for path in every):
+        return not every
+    text = "\n".join(every) + "\n"
+    return (text.count("\n") == len(every)  # no path holds a line break of its own
+            and _USUAL_PATHS.fullmatch(text) is not None
+            and not any(hyphens in text for hyphens in ("--", "/-", "-/"))
+            and len(set(every)) == len(every))
+
+
+def _check_paths(data: Mapping[str, list[Any]], pointer: str) -> None:
+    """Raise ValueError at the first path that is not a story path of the layout or is
+    listed twice (paths the usual pattern does not match are judged in full)."""
+    seen: set[str] = set()
+    for story_id, paths in data.items():
         for i, path in enumerate(paths):
-            if (not (type(path) is str and usual(path) is not None or _is_story_path(path))
-                    or path in seen):
+            if not _is_story_path(path) or path in seen:
                 raise ValueError(f"{_where(pointer, story_id)}/{i}: not a story URL path, "
                                  "or listed twice")
             seen.add(path)
-        lists[get(story_id, story_id)] = tuple(map(get, paths, paths))
-    # As saved, the ids are in order already: sorted only when they are not.
-    return UrlHistory(lists if _in_order(lists) else dict(sorted(lists.items())))
 
 
 def _where(pointer: str, story_id: str) -> str:
@@ -169,6 +186,10 @@ def _problem(path: Path, pointer: str, message: str) -> Finding:
 # The usual story path, told by one match (a history holds an archive's); a path it does
 # not match is judged in full (urls.story_path), so both accept the same paths.
 _USUAL_STORY_PATH = re.compile(r"/stories/[0-9]{4}-[0-9]{2}-[0-9]{2}/[a-z0-9]+(?:-[a-z0-9]+)*/")
+# The same for many paths, each followed by a line break: a slug of letters, digits and
+# hyphens, with no hyphen first, last or twice (tested apart: the pattern is then twice
+# as quick).
+_USUAL_PATHS = re.compile(r"(?:/stories/[0-9]{4}-[0-9]{2}-[0-9]{2}/[a-z0-9-]+/\n)*")
 
 
 def _is_story_path(path: object) -> bool:

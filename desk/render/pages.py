@@ -463,7 +463,7 @@ def editions_sitemap(ctx: RenderContext) -> SitemapEntries:
 
 
 def _newest_of_groups(groups: Sequence[Group]) -> datetime:
-    return max((newest(g.stories) for g in groups), default=EPOCH)
+    return max((g.newest for g in groups), default=EPOCH)
 
 
 def edition_units(ctx: RenderContext) -> Units:
@@ -511,7 +511,7 @@ def edition_sitemap(ctx: RenderContext) -> SitemapEntries:
 
 
 def _edition_entry(group: Group) -> tuple[str, datetime]:
-    return urls.edition_path(group.key), newest(group.stories)
+    return urls.edition_path(group.key), group.newest
 
 
 def site_reuse(config: Config) -> dict[str, Any]:
