@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from desk.build.cache import BuildCache, remembered_history
-from desk.build.heap import frozen_heap, large_blocks_returned
+from desk.build.heap import frozen_heap, large_blocks_returned, left_alone_at_exit
 from desk.build.holdback import HeldStory
 from desk.build.inspection import inspect_content
 from desk.build.lock import LockBusy, guarded_by, writing
@@ -150,6 +150,7 @@ def main() -> None:
     `desk build`.
     """
     large_blocks_returned()
+    left_alone_at_exit()
 
 
 @main.command("build")
