@@ -25,7 +25,9 @@ from desk.build.state import (
     PAGE_SIZE,
     FileRecord,
     SavedState,
+    Stored,
     UnitRecord,
+    _spare_difference,
     packed_stat,
     read_state,
     stat_values,
@@ -354,3 +356,21 @@ def test_records_made_slot_by_slot_are_those_init_makes() -> None:
     for not_made in (SiteRecord, Finding, UnitRecord):  # plain; frozen without slots; no dataclass
         with pytest.raises(TypeError):
             slot_maker(not_made)
+
+
+@given(st.sets(st.integers(0, 30)), st.sets(st.integers(0, 30)), st.sets(st.integers(0, 30)))
+def test_the_spare_told_from_the_replaced_units_is_the_spare_told_in_full(
+        kept: set[int], renewed: set[int], added: set[int]) -> None:
+    """An hourly build's spare is the site read with the state: its units that differ from
+    the new site's, and the new site's units it lacks, are told from the units the build
+    replaced, as a pass over every unit of both tells them."""
+    before = dict(unit(n) for n in kept | renewed)
+    state = SavedState(units=before)
+    state.stored = Stored(Path("s.sqlite"), "g", before)
+    units = {**{folder: before[folder] for n in kept if n % 3 for folder in [unit(n)[0]]},
+             **dict(unit(n, "new") for n in renewed), **dict(unit(100 + n) for n in added)}
+    state.units = units
+    replaced = [k for k, u in units.items() if before.get(k) is not u]
+    fast = _spare_difference(before, state, replaced)
+    full = _spare_difference(before, state, None)
+    assert sorted(fast[0]) == sorted(full[0]) and fast[1] == full[1]

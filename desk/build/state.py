@@ -515,6 +515,7 @@ class Difference:
 
     inspected: list[tuple[Any, ...]]  # the rows of new inspections whose texts were left
     digests: dict[str, str]  # the digests left in the file, of the units to write
+    replaced: list[str]  # the units whose records are not the very ones read (_replaced)
 
 
 def _difference(state: SavedState, before: Mapping[str, UnitRecord]) -> Difference:
@@ -526,10 +527,11 @@ def _difference(state: SavedState, before: Mapping[str, UnitRecord]) -> Differen
     for path in lost:  # an inspection is a cache: the file is inspected again next time
         del state.inspected[path]
     units = state.units
-    digests = {k: units[k].json_digest for k in _replaced(units, before)
+    replaced = _replaced(units, before)
+    digests = {k: units[k].json_digest for k in replaced
                if not isinstance(units[k].held_digest, str)
                and not _same_record(before.get(k), units[k])}
-    return Difference(inspected, digests)
+    return Difference(inspected, digests, replaced)
 
 
 def _replaced(units: Mapping[str, Any], before: Mapping[str, Any]) -> list[str]:
@@ -558,8 +560,8 @@ def _write_difference(state: SavedState, path: Path, generation: str) -> bool:
                 db.rollback()
                 return False
             _write_inspected(db, state.inspected, difference.inspected)
-            _write_units(db, state.units, stored.units, difference.digests)
-            _write_meta(db, state, generation)
+            _write_units(db, state.units, stored.units, difference)
+            _write_meta(db, state, generation, difference.replaced)
     except (sqlite3.Error, OSError):
         return False
     return True
@@ -629,15 +631,15 @@ def _file_row(path: str, record: FileRecord, lost: list[str]) -> tuple[Any, ...]
 
 
 def _write_units(db: sqlite3.Connection, units: Mapping[str, UnitRecord],
-                 before: Mapping[str, UnitRecord], digests: Mapping[str, str] | None = None
+                 before: Mapping[str, UnitRecord], difference: Difference | None = None
                  ) -> None:
-    """The rows of the units that changed (`digests`: those of them left in the state's
-    file, read before the write began)."""
-    left = digests or {}
+    """The rows of the units that changed (`difference`: what was read of the state's
+    file before the write began, with the units replaced since)."""
+    left = difference.digests if difference is not None else {}
+    replaced = difference.replaced if difference is not None else _replaced(units, before)
     db.executemany("INSERT OR REPLACE INTO units VALUES (?, ?, ?, ?)",
                    ((k, u.key, orjson.dumps(_files_to_json(k, u)), _digest_of(k, u, left))
-                    for k in _replaced(units, before)
-                    if not _same_record(before.get(k), u := units[k])))
+                    for k in replaced if not _same_record(before.get(k), u := units[k])))
     db.executemany("DELETE FROM units WHERE id = ?", [(k,) for k in before if k not in units])
 
 
@@ -660,9 +662,13 @@ def _same_record(old: UnitRecord | None, new: UnitRecord) -> bool:
     return isinstance(mine, str) and isinstance(theirs, str) and mine == theirs
 
 
-def _write_meta(db: sqlite3.Connection, state: SavedState, generation: str) -> None:
+def _write_meta(db: sqlite3.Connection, state: SavedState, generation: str,
+                replaced: list[str] | None = None) -> None:
+    """The state's values besides its rows (`replaced`: the units whose records are not
+    the very ones read with the state, when it is written as a difference)."""
     spare = state.spare or SiteRecord("", {}, ())
     history, units = state.history, state.units
+    differ, absent = _spare_difference(spare.units, state, replaced)
     meta: dict[str, Callable[[], Any]] = {
         "version": lambda: STATE_VERSION,
         "generation": lambda: generation,
@@ -676,13 +682,28 @@ def _write_meta(db: sqlite3.Connection, state: SavedState, generation: str) -> N
         # The spare's units, as far as they differ from the current ones (most do not).
         "spare": lambda: {
             "site_id": spare.site_id, "loose": list(spare.loose),
-            "units": {k: [u.key, _files_to_json(k, u)] for k in _replaced(spare.units, units)
+            "units": {k: [u.key, _files_to_json(k, u)] for k in differ
                       if not _same_unit(units.get(k), u := spare.units[k])},
-            "absent": [k for k in state.units if k not in spare.units]},
+            "absent": absent},
     }
     for name, value in meta.items():
         # Made and written one at a time: the history is as large as the archive.
         db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (name, orjson.dumps(value())))
+
+
+def _spare_difference(spare: Mapping[str, UnitFiles], state: SavedState,
+                      replaced: list[str] | None) -> tuple[list[str], list[str]]:
+    """The spare's units whose records are not the very ones of the current site, and
+    the current site's units the spare lacks. When the spare is the site read with the
+    state (an hourly build's) and `replaced` says which units this build replaced, both
+    come from those few, not from a pass over each site's 155,000 units."""
+    units = state.units
+    if replaced is None or state.stored is None or spare is not state.stored.units:
+        return _replaced(spare, units), [k for k in units if k not in spare]
+    # A unit the spare has and the current site does not, or has under another record:
+    # one of the replaced units, or one this build dropped.
+    return ([k for k in replaced if k in spare] + sorted(spare.keys() - units.keys()),
+            [k for k in replaced if k not in spare])
 
 
 def _connect(path: Path, readonly: bool) -> sqlite3.Connection:
