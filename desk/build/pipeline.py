@@ -433,7 +433,7 @@ class Plan:
             if unit.carried is not None:
                 if self.ledger.carry(unit.id) is not None:
                     continue  # its inputs, so its key, are the last build's
-                unit = replace(unit, inputs=unit.carried(), carried=None)
+                unit = unit._replace(inputs=unit.carried(), carried=None)
             if unit.inputs is None:
                 yield unit, None
                 continue

@@ -22,6 +22,8 @@ from desk.content.pages import Page
 
 T = TypeVar("T")
 EPOCH = datetime.fromisoformat("1970-01-01T00:00:00+00:00")
+# A story's last modification, read without a Python frame for each of many stories.
+MODIFIED_AT = attrgetter("summary.modified_at")
 
 
 @dataclass(frozen=True)
@@ -37,7 +39,7 @@ class Group:
         """The latest modification among its stories (the epoch when there are none):
         asked for by its page's sitemap line and its page of the list of groups, for
         each of 40,000 editions at 100,000 stories."""
-        return max((s.summary.modified_at for s in self.stories), default=EPOCH)
+        return max(map(MODIFIED_AT, self.stories), default=EPOCH)
 
 
 @dataclass(frozen=True)

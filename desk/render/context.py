@@ -12,7 +12,7 @@ from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Seq
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from jinja2 import Environment
 
@@ -172,8 +172,7 @@ class RenderContext:
                          for name in groups_of(by_path[path].summary))
 
 
-@dataclass(frozen=True)
-class Unit:
+class Unit(NamedTuple):
     """Files rendered together and kept or replaced together, with what they depend on.
 
     `inputs` are every input of the files besides the site key; None means the files are
@@ -183,6 +182,9 @@ class Unit:
     site key (desk's code, the templates, the settings), as an image's files do. `cost`
     is its work in list pages (an image's file costs a hundred): a build shares its units
     with forked workers when they add up to enough.
+
+    A named tuple, made at once: a build makes one for each of the 55,000 pages around
+    the stories at 100,000 stories, most of them to be kept as they are.
     """
 
     id: str

@@ -31,6 +31,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from desk.content.digests import digest
 
@@ -51,9 +52,9 @@ class Limits:
     fresh_pages: int
 
 
-@dataclass(frozen=True)
-class Member:
-    """A published story as the search index sees it: its URL and its entry token."""
+class Member(NamedTuple):
+    """A published story as the search index sees it: its URL and its entry token (a
+    named tuple, made at once: a build makes one for every published story)."""
 
     url: str
     token: str
