@@ -305,16 +305,15 @@ def _start_search(ctx: RenderContext, cache: BuildCache, ledger: Ledger, writer:
                   ) -> Indexing:
     """The search index of this build, started: pages from the staged site, the copies
     of the fresh pages kept beside the saved state, or rendered again."""
-    published = ctx.catalog.published
-    by_url = {item.url_path: item for item in published}
+    catalog = ctx.catalog
     nothing = Wanted(frozenset(), frozenset())
 
     def render(url: str) -> bytes:
-        outputs, _ = render_story_unit(by_url[url], "", ctx, nothing)
+        outputs, _ = render_story_unit(catalog.by_path[url], "", ctx, nothing)
         return outputs[0].data
 
     copies = search_copies(cache.file) if cache.file else None
-    return start_search(published, cache.state.search_of(writer.previous_id),
+    return start_search(catalog.published, cache.state.search_of(writer.previous_id),
                         (ledger, writer, Pages(writer.path, copies, render)), ctx.config)
 
 

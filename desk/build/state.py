@@ -354,8 +354,9 @@ def unvouched(path: Path, stats: Mapping[str, Stat | None], clean: Mapping[str, 
 
 
 def _read_state(db: sqlite3.Connection, path: Path, spare: bool) -> SavedState:
-    meta = {name: orjson.loads(value) for name, value in db.execute("SELECT * FROM meta")
-            if spare or name != "spare"}
+    # The spare's row is not even read when it is not wanted (it may be megabytes).
+    meta = {name: orjson.loads(value) for name, value in db.execute(
+        "SELECT name, value FROM meta" + ("" if spare else " WHERE name != 'spare'"))}
     if meta.get("version") != STATE_VERSION:
         raise ValueError("another version")
     source = StateFile(db, path)
