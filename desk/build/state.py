@@ -573,9 +573,9 @@ def _write_whole(state: SavedState, path: Path, generation: str) -> None:
     temporary = path.with_name(path.name + ".tmp")
     temporary.unlink(missing_ok=True)
     with contextlib.closing(_connect(temporary, readonly=False)) as db, db:
-        # Large pages: every build reads the archive's rows whole, which takes a quarter
-        # less time in 64 KiB pages than in 4 KiB ones, and the file is a tenth smaller
-        # to restore on a fresh runner. Set before the first table, when it can still be.
+        # Large pages: every build reads the archive's rows whole, which takes a fifth
+        # less time in 64 KiB pages than in 4 KiB ones (at 100,000 stories), and the file
+        # is 5% smaller. Set before the first table, when it can still be.
         db.execute(f"PRAGMA page_size = {PAGE_SIZE}")
         # A new file, moved into place only when complete: no journal needed.
         db.execute("PRAGMA journal_mode = OFF")
