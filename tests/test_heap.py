@@ -12,10 +12,10 @@ import pytest
 from desk.build.heap import collector_paused
 
 
-def test_what_was_made_while_the_collector_was_paused_joins_the_oldest_generation() -> None:
+def test_what_lives_long_made_while_the_collector_was_paused_joins_the_oldest() -> None:
     if not gc.isenabled():
         pytest.skip("the collector is off in this process")
-    with collector_paused():
+    with collector_paused(long_lived=True):
         assert not gc.isenabled()
         made = [[n] for n in range(20_000)]
     assert gc.isenabled()

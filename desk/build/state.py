@@ -313,7 +313,7 @@ def read_state(path: Path, spare: bool = True) -> SavedState:
     StateFile)."""
     if not path.is_file():
         return SavedState()
-    with collector_paused():
+    with collector_paused(long_lived=True):
         db: sqlite3.Connection | None = None
         try:
             db = _connect(path, readonly=True)
