@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from functools import partial
 
 from desk import urls
-from desk.content.catalog import Slice, stable_pages
+from desk.content.catalog import Slice, newest, stable_pages
 from desk.content.loader import LoadedStory
 from desk.render import Output
 from desk.render.context import RenderContext, Unit, Units
@@ -23,7 +23,6 @@ from desk.render.pages import (
     listing,
     markdown_page,
     members_inputs,
-    newest,
     pager,
     place,
     stable_unit,

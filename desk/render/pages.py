@@ -18,7 +18,7 @@ from typing import Any
 
 from desk import urls
 from desk.config import Config
-from desk.content.catalog import EPOCH, MODIFIED_AT, Group, Slice, stable_pages
+from desk.content.catalog import EPOCH, Group, Slice, newest, stable_pages
 from desk.content.loader import LoadedStory
 from desk.content.models import REUSE_FIELDS
 from desk.render import Output
@@ -237,11 +237,6 @@ def stable_unit(page: Slice[LoadedStory], settled: Callable[[int], bool],
     if settled(page.number):
         return Unit(page.path, None, render, recurring=True, carried=inputs)
     return Unit(page.path, inputs(), render, recurring=True)
-
-
-def newest(stories: Sequence[LoadedStory]) -> datetime:
-    """The latest modification among stories (the epoch when there are none)."""
-    return max(map(MODIFIED_AT, stories), default=EPOCH)
 
 
 # The front page: the latest edition, then the newest stories of every newsroom not
