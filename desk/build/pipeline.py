@@ -37,7 +37,7 @@ from desk.build.cache import BuildCache, InspectionCache, Session
 from desk.build.heap import collector_paused
 from desk.build.holdback import HeldStory, HoldBack, StandIn, hold_back, live_site, site_folder
 from desk.build.inspection import Inspection, inspect_content
-from desk.build.keys import KeyMaker, check_key, site_key
+from desk.build.keys import KeyMaker, check_key, code_fingerprint, site_key
 from desk.build.ledger import Ledger
 from desk.build.parallel import (
     Describe,
@@ -63,6 +63,7 @@ from desk.content.media import BrokenImage, MediaProbe, is_local, local_refs, pr
 from desk.content.prose import Prose
 from desk.render import Output
 from desk.render.assets import Asset, collect_assets
+from desk.render.compiled import COMPILED_TEMPLATES, CompiledTemplates
 from desk.render.context import Recall, RenderContext, StoryResults, Unit, Units
 from desk.render.feeds import feed_members
 from desk.render.since import since_last
@@ -187,7 +188,8 @@ def _build(config: Config, clock: Clock, target: Target, cache: BuildCache,
     ledger = Ledger(cache.state.units_of(writer.previous_id), writer)
     try:
         assets = collect_assets(config.static_dir)
-        ctx, keys = _prepared(render_context(catalog, config, clock, cache.session, assets),
+        ctx, keys = _prepared(render_context(catalog, config, clock, cache.session, assets,
+                                             cache.file and cache.file.parent),
                               assets, cache.session, parsed)
         if cache.session is not None:  # not the parsed stories: a start may have many
             cache.session.tell_rendered(replace(ctx, parsed={}))
@@ -474,12 +476,15 @@ class Plan:
 
 
 def render_context(catalog: Catalog, config: Config, clock: Clock, session: Session | None,
-                   assets: tuple[Asset, ...]) -> RenderContext:
-    """What every renderer of this build reads (story results come later)."""
+                   assets: tuple[Asset, ...], cache_folder: Path | None = None) -> RenderContext:
+    """What every renderer of this build reads (story results come later); the
+    templates' compiled code is kept in `cache_folder`, if given."""
     site = site_context(config, {a.name: urls.href(config, a.path) for a in assets},
                         catalog.pages)
-    return RenderContext(catalog, config, _environment(config, session), site, Prose(),
-                         clock.now)
+    compiled = (CompiledTemplates(cache_folder / COMPILED_TEMPLATES, code_fingerprint())
+                if cache_folder is not None else None)
+    return RenderContext(catalog, config, _environment(config, session, compiled), site,
+                         Prose(), clock.now)
 
 
 def render_story_pages(ctx: RenderContext, plan: Plan, session: Session | None,
@@ -655,13 +660,14 @@ def build_failure(exc: BaseException, config: Config, out: Path) -> Finding | No
     return None
 
 
-def _environment(config: Config, session: Session | None) -> Environment:
+def _environment(config: Config, session: Session | None,
+                 compiled: CompiledTemplates | None) -> Environment:
     """The template environment, kept by a long-running process across builds."""
     made_from = config.model_dump_json(include={"templates_dir"})
     if session is not None and session.environment and session.environment[0] == made_from:
         env: Environment = session.environment[1]
         return env
-    env = make_environment(config, reload=session is not None)
+    env = make_environment(config, reload=session is not None, compiled=compiled)
     if session is not None:
         session.environment = (made_from, env)
     return env

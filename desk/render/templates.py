@@ -13,6 +13,7 @@ from types import CodeType
 from typing import Any
 
 from jinja2 import (
+    BytecodeCache,
     Environment,
     StrictUndefined,
     Template,
@@ -30,13 +31,16 @@ from desk.render.plaintext import md_code, md_fence, md_text, md_url
 from desk.render.theme import template_folders, template_loader
 
 
-def make_environment(config: Config, reload: bool = True) -> Environment:
+def make_environment(config: Config, reload: bool = True,
+                     compiled: BytecodeCache | None = None) -> Environment:
     """A Jinja environment over the site's templates and desk's own (HTML and XML autoescaped).
 
     `reload=False` for a one-off build: templates are not checked for changes at each use.
+    `compiled`: where templates' compiled code is kept between processes, if anywhere.
     """
     env = Environment(
         auto_reload=reload,
+        bytecode_cache=compiled,
         loader=template_loader(config.templates_dir),
         autoescape=select_autoescape(["html", "xml"]),
         undefined=StrictUndefined,
