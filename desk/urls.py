@@ -234,6 +234,8 @@ def sitemap_part(name: str) -> str:
 SITEMAP_OTHERS = "pages"
 # A story's or an edition's page, and the month it is of.
 _MONTHLY = re.compile(r"/(stories|editions)/([0-9]{4}-[0-9]{2})-")
+# How much of a path sitemap_part_of reads: "/editions/YYYY-MM-" at most.
+SITEMAP_PART_HEAD = 18
 
 
 def sitemap_part_of(path: str) -> str:

@@ -14,9 +14,12 @@ import feedparser
 import lxml.html
 import pytest
 from conftest import tree
+from hypothesis import given
+from hypothesis import strategies as st
 from lxml import etree
 from storygen import REPO, make_corpus, make_story, seed, write_story
 
+from desk import urls
 from desk.build.pipeline import build
 from desk.config import Config, load_config
 from desk.content.catalog import Clock
@@ -418,3 +421,12 @@ def test_two_builds_are_byte_identical(tmp_path: Path) -> None:
     second = make_config(content, tmp_path / "two")
     assert build(first, Clock(NOW)).ok and build(second, Clock(NOW)).ok
     assert tree(first.output_dir) == tree(second.output_dir)
+
+
+@given(st.text(alphabet="/stories-editions0123456789T", max_size=40))
+def test_a_sitemap_part_is_named_by_a_path_s_first_characters(path: str) -> None:
+    # sitemap_parts asks for each beginning once (see urls.SITEMAP_PART_HEAD).
+    assert urls.sitemap_part_of(path[:urls.SITEMAP_PART_HEAD]) == urls.sitemap_part_of(path)
+    for real in ("/stories/2026-11-10/a/", "/editions/2026-11-10T06/", "/n/climate/"):
+        assert (urls.sitemap_part_of((real + path)[:urls.SITEMAP_PART_HEAD])
+                == urls.sitemap_part_of(real + path))
