@@ -339,3 +339,28 @@ def test_annotations_escape_what_the_runner_unescapes(tmp_path: Path) -> None:
                                                   line=2, column=1), "t"))
     assert warning is not None and warning.groups()[:3] == (
         "warning", str(story).replace(",", "%2C").replace(":", "%3A"), "2")
+
+
+def test_a_story_held_for_another_file_and_released_matches_a_build_from_nothing(
+        tmp_path: Path) -> None:
+    # Its file never changes: another file, first in path order, takes its id and goes.
+    # The held build kept its last pages under a key of their own, which the next build
+    # must not carry as the story's (the saved state says which stories were held).
+    content = tmp_path / "content"
+    stories = make_corpus(content, 6)
+    config = config_for(tmp_path, "public")
+    held = Clock(BUILT_AT, hold_back=True)
+    assert build(config, held).ok
+    victim = stories[3]
+    rival = write_story(content, make_story(30, published_at=datetime.fromisoformat(
+        victim["published_at"]), id=victim["id"], headline="A rival with its id"), "0.json")
+    report = build(config, held)
+    kept = f"/stories/{victim['published_at'][:10]}/{victim['slug']}/"
+    assert report.ok and kept in [h.kept for h in report.held_back]
+    rival.unlink()
+    report = build(config, held)
+    assert report.ok and not report.held_back and report.reused > 0
+    history, _ = read_history_file(config.output_dir / ".well-known/desk-urls.json")
+    fresh = config_for(tmp_path, "fresh")
+    assert build(fresh, Clock(BUILT_AT), cache=BuildCache(history=history)).ok
+    assert tree(config.output_dir) == tree(fresh.output_dir)

@@ -6,6 +6,7 @@ import shutil
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import tree
@@ -18,6 +19,7 @@ from desk.build.pipeline import build
 from desk.config import load_config
 from desk.content.catalog import Clock
 from desk.content.history import read_history_file
+from desk.content.loader import LoadedStory
 
 NOW = datetime(2026, 11, 11, tzinfo=UTC)
 
@@ -437,3 +439,41 @@ def test_a_kept_folder_never_meets_a_file_already_staged_there(tmp_path: Path) -
         with pytest.raises(WriteError, match="two outputs for /g/a.pf"):
             writer.keep("/g/", UnitRecord.of("/g/", "k", ("g/a.pf", "g/b.pf", "g/a.pf")))
         writer.discard()
+
+
+def test_a_new_process_makes_the_keys_of_changed_stories_only(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A story whose file, links and newsroom are the last build's keeps its key without
+    # it being made again; the rest are made, and the site is a build from nothing's.
+    content = tmp_path / "content"
+    make_corpus(content, 12)
+    config = load_config(REPO / "pyproject.toml", {
+        "cache_dir": tmp_path / "cache", "search": False, "content_dir": content,
+        "output_dir": tmp_path / "public"})
+    assert build(config, Clock(NOW)).ok
+    made: list[str] = []
+    inputs = desk.build.pipeline.story_page_inputs
+
+    def counted(item: LoadedStory, *args: Any) -> str:
+        made.append(item.url_path)
+        return inputs(item, *args)
+
+    monkeypatch.setattr(desk.build.pipeline, "story_page_inputs", counted)
+    write_story(content, make_story(4, published_at=datetime(2026, 11, 10, 7, 8, tzinfo=UTC),
+                                    newsroom="climate", headline="Edited"),
+                next(content.rglob("story-number-4.json")).name)
+    write_story(content, make_story(40, published_at=datetime(2026, 11, 10, 20, tzinfo=UTC)))
+    assert build(config, Clock(NOW)).ok
+    assert sorted(made) == ["/stories/2026-11-10/story-number-4/",
+                            "/stories/2026-11-10/story-number-40/"]
+    assert tree(config.output_dir) == fresh(content, tmp_path, "fresh")
+    # A newsroom's title changed by one story's file: its stories show it (and every
+    # page's navigation does), so each key is made again.
+    made.clear()
+    write_story(content, make_story(10, published_at=datetime(2026, 11, 10, 8, 50, tzinfo=UTC),
+                                    newsroom="climate", newsroom_title="Weather"),
+                next(content.rglob("story-number-10.json")).name)
+    assert build(config, Clock(NOW)).ok
+    assert len(set(made)) == len(made) == 13
+    assert b"Weather" in tree(config.output_dir)["stories/2026-11-10/story-number-7/index.html"]
+    assert tree(config.output_dir) == fresh(content, tmp_path, "fresh2")

@@ -257,6 +257,11 @@ class SavedState:
     search: dict[str, tuple[str, ...]] = field(default_factory=dict)
     # The image files the last build probed, by content path (desk.content.media).
     media: Mapping[str, Sequence[Any]] = field(default_factory=dict)
+    # The site key and the newsrooms' titles (key, title) the units' story keys were
+    # made under, as far as they are known: with both the same, a story whose file and
+    # links are the last build's has the key it had (see desk.build.pipeline).
+    keyed_under: tuple[str, tuple[tuple[str, str], ...]] = ("", ())
+    held: tuple[str, ...] = ()  # the URL paths of the stories held back (their key differs)
     stored: Stored | None = field(default=None, compare=False, repr=False)
     # An inspection has brought `inspected` up to date since `units` were last advanced
     # (a build that did not finish): what changed since the units' build is not known.
@@ -282,7 +287,7 @@ class SavedState:
         """Forget the sites this state describes (their files cannot be trusted); keep
         the inspections and the URL history."""
         self.site_id, self.units, self.loose, self.spare = "", {}, (), None
-        self.search = {}
+        self.search, self.keyed_under = {}, ("", ())
 
     def forget_units(self, unit_ids: Collection[str]) -> None:
         """Forget some units of the live site (their files are not what was recorded):
@@ -380,7 +385,8 @@ def _read_state(db: sqlite3.Connection, path: Path, spare: bool) -> SavedState:
                        history=None if history is None else history_from_json(
                            history, shared=shared),
                        search=_search_from_json(meta["search"]),
-                       media=dict(meta.get("media") or {}))
+                       media=dict(meta.get("media") or {}),
+                       **_keyed_from_json(meta.get("keyed_under")))
     state.stored = Stored(path, str(meta["generation"]), units)
     return state
 
@@ -446,6 +452,16 @@ class StateFile:
 
 # A sealed search bundle's name, as desk.search.bundles makes them: it names a site folder.
 _SEALED_NAME = re.compile(r"s-[0-9a-f]{16}")
+
+
+def _keyed_from_json(data: Any) -> dict[str, Any]:
+    """What the story keys were made under and which stories were held; nothing known
+    when it is not the form written (a state from before it was kept, or damaged)."""
+    if (isinstance(data, list) and len(data) == 3 and isinstance(data[0], str)
+            and isinstance(data[1], dict) and isinstance(data[2], list)
+            and all(isinstance(v, str) for v in (*data[1].values(), *data[2]))):
+        return {"keyed_under": (data[0], tuple(data[1].items())), "held": tuple(data[2])}
+    return {}
 
 
 def _search_from_json(data: Any) -> dict[str, tuple[str, ...]]:
@@ -675,6 +691,8 @@ def _write_meta(db: sqlite3.Connection, state: SavedState, generation: str,
         "history": lambda: history.to_json() if history is not None else None,
         "search": lambda: {name: " ".join(tokens) for name, tokens in state.search.items()},
         "media": lambda: {path: list(record) for path, record in state.media.items()},
+        "keyed_under": lambda: [state.keyed_under[0], dict(state.keyed_under[1]),
+                                list(state.held)],
         # The spare's units, as far as they differ from the current ones (most do not).
         "spare": lambda: {
             "site_id": spare.site_id, "loose": list(spare.loose),
