@@ -446,10 +446,16 @@ def test_a_new_process_makes_the_keys_of_changed_stories_only(
     # A story whose file, links and newsroom are the last build's keeps its key without
     # it being made again; the rest are made, and the site is a build from nothing's.
     content = tmp_path / "content"
-    make_corpus(content, 12)
+    stories = make_corpus(content, 12)
     config = load_config(REPO / "pyproject.toml", {
         "cache_dir": tmp_path / "cache", "search": False, "content_dir": content,
         "output_dir": tmp_path / "public"})
+    for n, target in ((2, 4), (5, 6)):  # story 2 links to story 4, 5 to 6
+        url = f"{config.base_url}/stories/2026-11-10/story-number-{target}/"
+        related = [{"url": url, "headline": "", "slug": f"story-number-{target}"},
+                   {"url": "https://example.org/stories/x/", "headline": "Elsewhere",
+                    "slug": "x"}]
+        write_story(content, stories[n] | {"related": related})
     assert build(config, Clock(NOW)).ok
     made: list[str] = []
     inputs = desk.build.pipeline.story_page_inputs
@@ -464,8 +470,11 @@ def test_a_new_process_makes_the_keys_of_changed_stories_only(
                 next(content.rglob("story-number-4.json")).name)
     write_story(content, make_story(40, published_at=datetime(2026, 11, 10, 20, tzinfo=UTC)))
     assert build(config, Clock(NOW)).ok
-    assert sorted(made) == ["/stories/2026-11-10/story-number-4/",
+    # Story 2 shows story 4's new headline; story 5's link leads to a story unchanged.
+    assert sorted(made) == ["/stories/2026-11-10/story-number-2/",
+                            "/stories/2026-11-10/story-number-4/",
                             "/stories/2026-11-10/story-number-40/"]
+    assert b"Edited" in tree(config.output_dir)["stories/2026-11-10/story-number-2/index.html"]
     assert tree(config.output_dir) == fresh(content, tmp_path, "fresh")
     # A newsroom's title changed by one story's file: its stories show it (and every
     # page's navigation does), so each key is made again.

@@ -430,3 +430,40 @@ def test_a_sitemap_part_is_named_by_a_path_s_first_characters(path: str) -> None
     for real in ("/stories/2026-11-10/a/", "/editions/2026-11-10T06/", "/n/climate/"):
         assert (urls.sitemap_part_of((real + path)[:urls.SITEMAP_PART_HEAD])
                 == urls.sitemap_part_of(real + path))
+
+
+_URL_PARTS = st.sampled_from(["https://", "HTTPS://", "http://", " ", "\t", "hangingcontext.com",
+                              "example.org", ":443", "/", "/desk", "/stories/", "2026-11-10/",
+                              "a", "?q=1", "#top", "\n", "%2F", "..", "@"])
+
+
+@given(st.lists(_URL_PARTS, max_size=8).map("".join),
+       st.sampled_from(["https://hangingcontext.com", "https://hangingcontext.com/",
+                        "https://example.org/desk", "https://example.org/desk/",
+                        "HTTPS://hangingcontext.com:443"]),
+       st.one_of(st.none(), st.sampled_from(["https://example.org/stories/x/",
+                                             "https://staging.example/stories/y/"])))
+def test_a_link_read_without_parsing_leads_where_parsing_says(url: str, base: str,
+                                                              story_url: str | None) -> None:
+    config = load_config(REPO / "pyproject.toml", {"base_url": base})
+    assert (urls.internal_story_path(url, config, story_url)
+            == urls.parsed_story_path(url, config, story_url))
+    for path in ("stories/2026-11-10/a/", "stories/2026-11-10/a/?x", "n/climate/"):
+        link = f"{base.rstrip('/')}/{path}"
+        assert (urls.internal_story_path(link, config, story_url)
+                == urls.parsed_story_path(link, config, story_url))
+
+
+@given(st.lists(_URL_PARTS, max_size=8).map("".join),
+       st.sampled_from(["https://hangingcontext.com", "https://example.org/desk/",
+                        "https://example.org/a/stories", "HTTPS://hangingcontext.com:443"]),
+       st.one_of(st.none(), st.just("https://example.org/stories/x/")))
+def test_a_link_read_as_written_never_misses_where_it_leads(url: str, base: str,
+                                                            story_url: str | None) -> None:
+    # What lets a build carry a story's key while the stories its links lead to are
+    # unchanged (desk.build.pipeline._settled).
+    config = load_config(REPO / "pyproject.toml", {"base_url": base})
+    for link in (url, f"{base.rstrip('/')}/stories/{url}", f"{base.rstrip('/')}{url}"):
+        path = urls.internal_story_path(link, config, story_url)
+        if path is not None and "/stories/" not in config.base_path + "/":
+            assert urls.may_lead_to(link, {path})

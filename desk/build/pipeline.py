@@ -195,8 +195,7 @@ def _build(config: Config, clock: Clock, target: Target, cache: BuildCache,
             cache.session.tell_rendered(replace(ctx, parsed={}))
         left = _left(replaced, sorted_out.content, catalog, ledger)
         plan = Plan(keys, ledger, writer, sorted_out.stand_ins, left,
-                    _settled(cache, left is not None and cache.session is None,
-                             _keyed_under(keys, catalog)))
+                    _settled(cache, catalog, ledger, left, config, _keyed_under(keys, catalog)))
         indexed = _render_and_index(ctx, plan, assets, (cache, workers), timer)
         findings += indexed.findings
         writer.swap_in(site_id := _site_id(ledger, cache.session))
@@ -233,26 +232,42 @@ def _keyed_under(keys: KeyMaker, catalog: Catalog) -> tuple[str, tuple[tuple[str
     return keys.site, tuple((group.key, group.title) for group in catalog.newsrooms)
 
 
-def _settled(cache: BuildCache, known: bool, keyed_under: tuple[str, tuple[tuple[str, str], ...]]
+def _settled(cache: BuildCache, catalog: Catalog, ledger: Ledger,
+             left: tuple[LoadedStory, ...] | None, config: Config,
+             keyed_under: tuple[str, tuple[tuple[str, str], ...]]
              ) -> Callable[[LoadedStory], bool] | None:
     """Which published stories have, without a look, the unit key the last build gave
     them (at 100,000 stories, making every key again took a quarter of a second of an
-    hourly build): when what changed since that build is `known` (and this is not
-    desk serve, which recalls keys its own way: see story_key), and its site key and
-    newsroom titles are this build's, a story read with the saved state from a file
-    unchanged since, not held back then (its key was the held pages'), with no related
-    links or image files (which may change apart from it). None: not known."""
+    hourly build, and a second when stories link to four others): when what changed
+    since that build is known (`left`; not in desk serve, which recalls keys its own way:
+    see story_key) and its site key and newsroom titles are this build's, a story read
+    with the saved state from a file unchanged since, not held back then (its key was
+    the held pages'), with no image file (which may change apart from it) and no related
+    link that may lead to a story whose page, or whether it has one, may differ from the
+    last build's. None: not known."""
     state = cache.state
-    if not known or state.keyed_under != keyed_under:
+    if cache.session is not None or left is None or state.keyed_under != keyed_under:
         return None
     records, held = state.inspected, frozenset(state.held)
 
-    def settled(item: LoadedStory) -> bool:
+    def unchanged(item: LoadedStory) -> bool:
         record = records.get(item.path)
-        summary = item.summary
         return (record is not None and record.story is item and record.origin != NEW
-                and item.url_path not in held and not summary.related
-                and not any(map(is_local, summary.images)))
+                and item.url_path not in held)
+
+    differ = {item.url_path for item in left}
+    differ.update(item.url_path for item in catalog.published
+                  if not unchanged(item) or not ledger.had(item.url_path))
+    differ.update(old for old, new in catalog.moved.items() if new in differ)
+    # A base path naming /stories/ would make a link's written path another than its own.
+    links_read = "/stories/" not in config.base_path + "/"
+
+    def settled(item: LoadedStory) -> bool:
+        summary = item.summary
+        if not unchanged(item) or any(map(is_local, summary.images)):
+            return False
+        return not summary.related or links_read and not any(
+            urls.may_lead_to(url, differ) for url, _ in summary.related)
 
     return settled
 
