@@ -38,6 +38,9 @@ machine drift hits them alike:
   adds a correction sweep (`swept`: every 8th of the oldest thousand), so a sealed
   search bundle is indexed again beside the fresh one.
 
+Each story links to up to four earlier ones (related), as the seed does: every build
+reads each link, as it would a real archive's.
+
 desk builds without the search index (--no-search), as the others have none, except on
 the fresh runner, where it builds as the publish workflows do. Single figures
 drift by ±30% on shared machines: compare the ratios, which are measured in the same run.
@@ -99,6 +102,10 @@ START = datetime(2025, 1, 1, tzinfo=UTC)
 # Story n is published at START + n * STORY_GAP; every build publishes as of NOW, which
 # must come after the newest story a run writes (see check_published).
 STORY_GAP = timedelta(minutes=23)
+# The site the stories' related links name: the repository's base_url, which every
+# build of the corpus is made with.
+with (REPO / "pyproject.toml").open("rb") as _settings:
+    SITE = str(tomllib.load(_settings)["tool"]["desk"]["base_url"]).rstrip("/")
 NOW = "2030-01-01T00:00:00Z"
 PAGE_SIZE = 20
 PHASES = ("cold", "unchanged", "hourly", "one")
@@ -115,7 +122,9 @@ def story(n: int, seed: dict[str, Any], edit: int = 0) -> dict[str, Any]:
     for key in ("url", "links"):
         data.pop(key, None)
     data["reuse"].pop("canonical_url", None)
-    data["related"] = []
+    # Links to earlier stories, as many as the seed's (four), the way a real archive's
+    # stories link to their predecessors: each link is read by every build.
+    data["related"] = [related(k, seed) for k in (n - 1, n - 24, n - 168, n - 720) if k >= 0]
     data.update(
         id=str(100_000 + n),
         slug=f"bench-story-{n}",
@@ -129,6 +138,14 @@ def story(n: int, seed: dict[str, Any], edit: int = 0) -> dict[str, Any]:
         for paragraph in section["paragraphs"]:
             paragraph["markdown"] += f" Story {n}."
     return data
+
+
+def related(n: int, seed: dict[str, Any]) -> dict[str, str]:
+    """A related link to story n, as the seed writes one."""
+    slug = f"bench-story-{n}"
+    when = START + STORY_GAP * n
+    return {"url": f"{SITE}/stories/{when:%Y-%m-%d}/{slug}/", "slug": slug,
+            "headline": f"{seed['headline']} ({n})"}
 
 
 def story_file(content: Path, data: dict[str, Any]) -> Path:
