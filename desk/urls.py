@@ -187,14 +187,21 @@ def internal_story_path(url: str, config: Config, story_url: str | None = None) 
     return parsed_story_path(url, config, story_url)
 
 
+def written_story_path(url: str) -> str | None:
+    """The story path a link names as written, without parsing: the one
+    internal_story_path gives for it whenever it gives one, under a base_url whose path
+    names no "/stories/" (the caller's to check). None when it names none, or when a
+    parser would read it otherwise than as written (it drops tabs and line breaks)."""
+    if _BREAKS.search(url):
+        return None
+    found = _WRITTEN_STORY.search(url)
+    return found.group() if found is not None else None
+
+
 def may_lead_to(url: str, paths: Container[str]) -> bool:
     """Whether a link may lead to one of these story paths: never False when
-    internal_story_path gives one of them for it, under a base_url whose path names no
-    "/stories/" (the caller's to check). Read as written, without parsing."""
-    if _BREAKS.search(url):
-        return True  # a parser drops tabs and line breaks: read otherwise than written
-    found = _WRITTEN_STORY.search(url)
-    return found is not None and found.group() in paths
+    internal_story_path gives one of them for it (see written_story_path)."""
+    return _BREAKS.search(url) is not None or written_story_path(url) in paths
 
 
 def parsed_story_path(url: str, config: Config, story_url: str | None = None) -> str | None:

@@ -467,3 +467,5 @@ def test_a_link_read_as_written_never_misses_where_it_leads(url: str, base: str,
         path = urls.internal_story_path(link, config, story_url)
         if path is not None and "/stories/" not in config.base_path + "/":
             assert urls.may_lead_to(link, {path})
+            written = urls.written_story_path(link)
+            assert written == path or written is None and any(c in link for c in "\t\r\n")
