@@ -370,3 +370,24 @@ def test_the_spare_told_from_the_replaced_units_is_the_spare_told_in_full(
     fast = _spare_difference(before, state, replaced)
     full = _spare_difference(before, state, None)
     assert sorted(fast[0]) == sorted(full[0]) and fast[1] == full[1]
+
+
+def test_related_links_read_back_hold_their_urls_once_and_their_headlines_in_the_file(
+        tmp_path: Path) -> None:
+    target = "https://hangingcontext.com/stories/2026-11-10/story-number-1/"
+    state = SavedState(check_key="c")
+    for n in (2, 3):
+        story = Story.model_validate(make_story(n, related=[
+            {"url": target, "headline": f"Read {n} first", "slug": "story-number-1"},
+            {"url": "https://example.org/elsewhere", "headline": "", "slug": "x"}]))
+        path = f"content/stories/story-{n}.json"
+        state.inspected[path] = FileRecord(packed_stat(n, n, n),
+                                           LoadedStory.of(path, story, f"{n:064x}"), ())
+    write_state(state, tmp_path / "s.sqlite")
+    read = read_state(tmp_path / "s.sqlite")
+    two, three = (read.inspected[f"content/stories/story-{n}.json"].story.summary  # type: ignore[union-attr]
+                  for n in (2, 3))
+    assert isinstance(two.held_texts, StoredTexts)  # the headlines are not held
+    assert two.related_urls[0] is three.related_urls[0]  # one string for a URL
+    assert two.related == ((target, "Read 2 first"), ("https://example.org/elsewhere", ""))
+    assert three == state.inspected["content/stories/story-3.json"].story.summary  # type: ignore[union-attr]

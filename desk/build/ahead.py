@@ -116,7 +116,7 @@ def new_in_place(path: str, item: LoadedStory, ctx: RenderContext) -> bool:
     build probes)."""
     summary, catalog = item.summary, ctx.catalog
     group = catalog.newsroom_index.get(summary.newsroom)
-    if (story_folder(path, ctx.config.content_dir) is None or group is None or summary.related
+    if (story_folder(path, ctx.config.content_dir) is None or group is None or summary.related_urls
             or any(map(is_local, summary.images))
             or summary.published_at > ctx.now
             or summary.newsroom_title not in ("", group.title)

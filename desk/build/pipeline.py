@@ -266,8 +266,8 @@ def _settled(cache: BuildCache, catalog: Catalog, ledger: Ledger,
         summary = item.summary
         if not unchanged(item) or any(map(is_local, summary.images)):
             return False
-        return not summary.related or links_read and not any(
-            urls.may_lead_to(url, differ) for url, _ in summary.related)
+        return not summary.related_urls or links_read and not any(
+            urls.may_lead_to(url, differ) for url in summary.related_urls)
 
     return settled
 
@@ -621,7 +621,7 @@ def story_key(ctx: RenderContext, keys: KeyMaker) -> Callable[[LoadedStory], str
 
     def recalled(item: LoadedStory) -> str:
         summary = item.summary
-        if summary.related or any(map(is_local, summary.images)):
+        if summary.related_urls or any(map(is_local, summary.images)):
             return make(item)  # where links lead, or an image file, may change apart
         title = newsrooms[item.summary.newsroom].title
         found = kept.get(item.url_path)

@@ -198,7 +198,7 @@ def _same(a: LoadedStory | None, b: LoadedStory | None) -> bool:
 
 def _internal_links(item: LoadedStory, config: Config) -> Iterator[tuple[int, str, str]]:
     """A story's related links to this site's stories: (index, URL, site path)."""
-    for i, (url, _) in enumerate(item.summary.related):
+    for i, url in enumerate(item.summary.related_urls):
         path = urls.internal_story_path(url, config, item.summary.url)
         if path is not None:
             yield i, url, path
@@ -332,9 +332,9 @@ def related_resolve(stories: Sequence[LoadedStory], config: Config) -> Iterator[
     # are parsed (a build checks every story's links: 400,000 at 100,000 stories).
     as_written = "/stories/" not in config.base_path + "/"
     for item in stories:
-        if not item.summary.related:
+        if not item.summary.related_urls:
             continue
-        for i, (url, _) in enumerate(item.summary.related):
+        for i, url in enumerate(item.summary.related_urls):
             if as_written and urls.written_story_path(url) in known_paths:
                 continue
             path = urls.internal_story_path(url, config, item.summary.url)

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol, cast
 from urllib.parse import urlsplit
 
 import orjson
@@ -59,6 +59,9 @@ class Texts(NamedTuple):
     angle: str
     trust_text: str
     run_id: str  # the writer's run (agent pages show it)
+    # The headline of each related link ("" for none): only the story's own page shows
+    # them, where the links' URLs are read by every build (Summary.related_urls).
+    related_headlines: tuple[str, ...] = ()
 
 
 class TextSource(Protocol):
@@ -89,7 +92,7 @@ class _TextField:
         self._index = Texts._fields.index(name)
 
     def __get__(self, summary: Summary, owner: type | None = None) -> str:
-        return summary.texts[self._index]
+        return cast(str, summary.texts[self._index])
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -110,7 +113,7 @@ class Summary:
     modified_at: datetime
     trust: str
     url: str | None
-    related: tuple[tuple[str, str], ...]  # (url, headline) of each related story
+    related_urls: tuple[str, ...]  # the URL of each related link (headlines: in texts)
     beat: str  # "" when it has none
     agent: str  # the writing agent, "" when it names none
     corrections: tuple[tuple[datetime, str], ...]  # (at, text), newest first
@@ -122,6 +125,11 @@ class Summary:
         """The longer texts, read from where they are kept if they are not held."""
         held = self.held_texts
         return held if isinstance(held, Texts) else held.load()
+
+    @property
+    def related(self) -> tuple[tuple[str, str], ...]:
+        """(url, headline) of each related link: the headlines are read with the texts."""
+        return tuple(zip(self.related_urls, self.texts.related_headlines, strict=True))
 
     slug = _TextField()
     headline = _TextField()
@@ -135,7 +143,7 @@ class Summary:
 
     def _compared(self) -> tuple[Any, ...]:
         return (self.id, self.newsroom, self.newsroom_title, self.edition, self.published_at,
-                self.modified_at, self.trust, self.url, self.related, self.beat, self.agent,
+                self.modified_at, self.trust, self.url, self.related_urls, self.beat, self.agent,
                 self.corrections, self.texts, self.images)
 
     def __hash__(self) -> int:
@@ -146,11 +154,12 @@ class Summary:
         """The summary of a validated story."""
         writer = story.writer
         texts = Texts(story.slug, story.headline, story.dek, story.angle,
-                      story.labels.trust_text, writer.run_id if writer else "")
+                      story.labels.trust_text, writer.run_id if writer else "",
+                      tuple(r.headline for r in story.related))
         corrections = tuple(sorted(((c.at, c.text) for c in story.corrections), reverse=True))
         return cls(story.id, story.newsroom, story.newsroom_title, story.edition,
                    story.published_at, story.modified_at, story.labels.trust, story.url,
-                   tuple((r.url, r.headline) for r in story.related), story.beat,
+                   tuple(r.url for r in story.related), story.beat,
                    writer.agent if writer else "", corrections, texts,
                    tuple(image.url for image in story.images))
 
