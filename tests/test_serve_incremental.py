@@ -396,7 +396,20 @@ def test_site_ids_made_again_from_the_changed_units_equal_site_id() -> None:
                 units.pop(unit, None)
             else:
                 units[unit] = UnitRecord(rng.choice("abc"), ())
-        assert ids.site_id(dict(units)) == site_id((u, r.key) for u, r in units.items())
+        assert ids.site_id(dict(units)) == site_id({u: r.key for u, r in units.items()})
+
+
+def test_a_site_id_joined_in_pieces_is_the_digest_of_all_the_lines_joined() -> None:
+    from desk.build.keys import SITE_TEXT_PIECE, site_id
+    from desk.content.digests import digest
+
+    # More units than one piece holds, the last piece short, ids beyond ASCII (the digest
+    # counts bytes, not characters); the order is the ids', not the mapping's.
+    for count in (0, 1, SITE_TEXT_PIECE, 2 * SITE_TEXT_PIECE + 7):
+        keys = {f"/stories/2026-01-{n % 28 + 1:02d}/s\u00e9-{n}/": f"k{n * 7919 % 1000}"
+                for n in reversed(range(count))}
+        whole = "\x00".join(f"{unit}={keys[unit]}" for unit in sorted(keys))
+        assert site_id(keys) == digest(whole)
 
 
 def test_saves_in_quick_succession_are_shown_ahead_and_end_as_a_build_from_nothing(

@@ -87,7 +87,7 @@ class Ledger:
 
     def site_id(self) -> str:
         """A deterministic id of what was built (same input, same id)."""
-        return keys.site_id((k, u.key) for k, u in self.units.items())
+        return keys.site_id(self.keys())
 
 
 class UnitField(Mapping[str, str]):
