@@ -1606,8 +1606,29 @@ def corpus_size(count: int, args: argparse.Namespace, plan: Plan,
             shutil.rmtree(root, ignore_errors=True)
 
 
+def desk_of_this_tree() -> str:
+    """Make every desk the bench starts this work tree's, and say which code that is.
+
+    `python -m desk` takes a `desk` folder where it runs before any other, and the
+    environment's otherwise: a bench run from one work tree would measure another's code.
+    The tree comes first on the module path, and the folder the bench runs in not at all."""
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        [str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])])
+    os.environ["PYTHONSAFEPATH"] = "1"
+    try:
+        commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
+                                capture_output=True, text=True, check=True).stdout.strip()
+        changed = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--",
+                                  "desk", "templates", "static"],
+                                 capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "desk's code: this work tree (not a git checkout)"
+    return f"desk's code: commit {commit}{' with uncommitted changes' if changed else ''}"
+
+
 def main() -> None:
     args = arguments()
+    code = desk_of_this_tree()
     plan = plan_of(args)
     sizes = [200] if args.quick else [] if args.sizes == "none" else [
         int(s) for s in args.sizes.split(",")]
@@ -1618,7 +1639,7 @@ def main() -> None:
     check_published([pictures], 0)
     report = ["# desk benchmark", "",
               f"Run on {datetime.now(UTC):%Y-%m-%d %H:%M} UTC with `python bench/bench.py "
-              f"{' '.join(sys.argv[1:])}` on {machine()}.", "",
+              f"{' '.join(sys.argv[1:])}` on {machine()}; {code}.", "",
               "Same corpus for every tool (seed-sized stories; every story as HTML, JSON and "
               "Markdown, plus newsroom and edition lists); tools interleaved phase by phase; "
               "desk with `--no-search`. Peak memory is that of every process of a build "

@@ -21,6 +21,11 @@ pytestmark = pytest.mark.slow
 @pytest.mark.skipif(shutil.which("zstd") is None, reason="the fresh-runner phase archives "
                     "the build cache with zstd, as actions/cache does")
 def test_a_quick_bench_runs_every_desk_phase_and_reports_whole_memory(tmp_path: Path) -> None:
+    # A desk package where the bench runs is never the one measured: the bench's own
+    # work tree is.
+    decoy = tmp_path / "desk"
+    decoy.mkdir()
+    (decoy / "__init__.py").write_text("raise SystemExit('the folder the bench runs in')\n")
     result = subprocess.run(
         # The pictures corpus at 3 stories, not --quick's 30: the phase still runs whole
         # (its hourly publish adds 10 pictured stories) in about half the time.
@@ -48,6 +53,7 @@ def test_a_quick_bench_runs_every_desk_phase_and_reports_whole_memory(tmp_path: 
     # The preview's folder is the corpus's, never the repository's.
     assert (tmp_path / "200/desk/cache/preview/site/index.html").is_file()
     written = (tmp_path / "RESULTS.md").read_text(encoding="utf-8")
+    assert re.search(r"; desk's code: commit [0-9a-f]{7,}( with uncommitted changes)?\.", written)
     assert "### Pictures: 3 stories (desk only)" in written
     assert re.search(r"\| no pictures \(0 pictures\) \| [\d.]+ s, \d+ MB \| [\d.]+ s, \d+ MB \|",
                      written)
