@@ -8,7 +8,7 @@ and every segment is checked so no file can land outside the output folder.
 from __future__ import annotations
 
 import re
-from collections.abc import Container
+from collections.abc import Callable, Container
 from functools import lru_cache
 from pathlib import PurePosixPath
 from urllib.parse import quote, urlsplit
@@ -198,10 +198,33 @@ def written_story_path(url: str) -> str | None:
     return found.group() if found is not None else None
 
 
-def may_lead_to(url: str, paths: Container[str]) -> bool:
+def story_links_reader(config: Config, stories: Container[str]) -> Callable[[str], str | None]:
+    """written_story_path, quicker for a link written as base_url gives the URL of one of
+    these `stories` (their site paths): it is cut where the path begins, not searched (a
+    build reads 400,000 links at 100,000 stories). A story's path holds none of the
+    characters a parser reads otherwise, so such a link names that path and no other."""
+    prefix = _site_prefix(config.base_url)
+    if prefix is None:
+        return written_story_path
+    head, cut = prefix[:-1], len(prefix) - 1
+
+    def read(url: str) -> str | None:
+        if url.startswith(head):
+            path = url[cut:]
+            if path in stories:
+                return path
+        return written_story_path(url)
+
+    return read
+
+
+def may_lead_to(url: str, paths: Container[str],
+                read: Callable[[str], str | None] = written_story_path) -> bool:
     """Whether a link may lead to one of these story paths: never False when
-    internal_story_path gives one of them for it (see written_story_path)."""
-    return _BREAKS.search(url) is not None or written_story_path(url) in paths
+    internal_story_path gives one of them for it (see written_story_path; `read`: it, or
+    a story_links_reader)."""
+    path = read(url)
+    return path in paths if path is not None else _BREAKS.search(url) is not None
 
 
 def parsed_story_path(url: str, config: Config, story_url: str | None = None) -> str | None:
@@ -224,8 +247,9 @@ def parsed_story_path(url: str, config: Config, story_url: str | None = None) ->
 # line breaks anywhere).
 _UNUSUAL = re.compile(r"[?#\t\r\n]")
 _BREAKS = re.compile(r"[\t\r\n]")
-# A story path as written in a URL: the first "/stories/" on, up to a query or fragment.
-_WRITTEN_STORY = re.compile(r"/stories/[^?#]*")
+# A story path as written in a URL: the first "/stories/" on, up to a query or fragment;
+# not one right after a slash, which begins a host named "stories" ("https://stories/").
+_WRITTEN_STORY = re.compile(r"(?<!/)/stories/[^?#]*")
 
 
 @lru_cache(maxsize=8)

@@ -454,10 +454,13 @@ def test_a_link_read_without_parsing_leads_where_parsing_says(url: str, base: st
                 == urls.parsed_story_path(link, config, story_url))
 
 
-@given(st.lists(_URL_PARTS, max_size=8).map("".join),
-       st.sampled_from(["https://hangingcontext.com", "https://example.org/desk/",
-                        "https://example.org/a/stories", "HTTPS://hangingcontext.com:443"]),
-       st.one_of(st.none(), st.just("https://example.org/stories/x/")))
+_BASES = ["https://hangingcontext.com", "https://example.org/desk/", "https://stories",
+          "https://example.org/a/stories", "HTTPS://hangingcontext.com:443", "https://stories/x"]
+_STORY_URLS = ["https://example.org/stories/x/", "https://stories/stories/x/"]
+
+
+@given(st.lists(_URL_PARTS, max_size=8).map("".join), st.sampled_from(_BASES),
+       st.one_of(st.none(), st.sampled_from(_STORY_URLS)))
 def test_a_link_read_as_written_never_misses_where_it_leads(url: str, base: str,
                                                             story_url: str | None) -> None:
     # What lets a build carry a story's key while the stories its links lead to are
@@ -469,3 +472,21 @@ def test_a_link_read_as_written_never_misses_where_it_leads(url: str, base: str,
             assert urls.may_lead_to(link, {path})
             written = urls.written_story_path(link)
             assert written == path or written is None and any(c in link for c in "\t\r\n")
+
+
+_STORY_PATHS = st.sampled_from(["/stories/2026-11-10/a/", "/stories/2026-11-10/b-2/",
+                                "/stories/2025-01-01/stories/"])
+
+
+@given(st.lists(st.one_of(_URL_PARTS, _STORY_PATHS), max_size=8).map("".join),
+       st.sampled_from(_BASES), st.frozensets(_STORY_PATHS), st.frozensets(_STORY_PATHS))
+def test_a_link_cut_where_a_story_path_begins_is_read_as_written(
+        url: str, base: str, stories: frozenset[str], paths: frozenset[str]) -> None:
+    # The build reads every story's links with story_links_reader: it must give what
+    # written_story_path gives, for links to the stories it knows and any other.
+    config = load_config(REPO / "pyproject.toml", {"base_url": base})
+    read = urls.story_links_reader(config, stories)
+    for link in (url, f"{base.rstrip('/')}{url}", *(f"{base.rstrip('/')}{p}" for p in stories)):
+        if "/stories/" not in config.base_path + "/":
+            assert read(link) == urls.written_story_path(link)
+            assert urls.may_lead_to(link, paths, read) == urls.may_lead_to(link, paths)

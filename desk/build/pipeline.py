@@ -261,13 +261,14 @@ def _settled(cache: BuildCache, catalog: Catalog, ledger: Ledger,
     differ.update(old for old, new in catalog.moved.items() if new in differ)
     # A base path naming /stories/ would make a link's written path another than its own.
     links_read = "/stories/" not in config.base_path + "/"
+    read = urls.story_links_reader(config, catalog.by_path)
 
     def settled(item: LoadedStory) -> bool:
         summary = item.summary
         if not unchanged(item) or any(map(is_local, summary.images)):
             return False
         return not summary.related_urls or links_read and not any(
-            urls.may_lead_to(url, differ) for url in summary.related_urls)
+            urls.may_lead_to(url, differ, read) for url in summary.related_urls)
 
     return settled
 
