@@ -272,7 +272,7 @@ def test_report_counts_published_held_and_refused(tmp_path: Path) -> None:
     assert data["editions"] == {"2026-11-14T12": 3}
     assert [h["url_path"] for h in data["held"]] == ["/stories/2026-11-16/story-number-9/"]
     assert data["next_due"] == "2026-11-16T08:00:00Z"
-    assert data["refused"] == [] and set(data["timings"]) >= {"load", "render", "write"}
+    assert data["refused"] == [] and set(data["timings"]) >= {"state", "load", "render", "write", "save"}
     assert data["output"]["files"] > 10
     markdown = summary.read_text()
     assert "| 3 | 1 | 0 | 0 |" in markdown and "/stories/2026-11-16/story-number-9/" in markdown

@@ -34,6 +34,7 @@ import contextlib
 import hashlib
 import os
 import threading
+import time
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -119,12 +120,16 @@ class BuildCache:
     # The content's files looked at while the state was read (desk.build.survey), for
     # the inspection to take; its owner closes it.
     survey: EarlySurvey | None = None
+    # How long reading the saved state took (None: not read; the build reports it).
+    read_seconds: float | None = None
 
     @classmethod
     def saved_for(cls, cache_dir: Path, out_dir: Path) -> BuildCache:
         """The state saved for an output folder (empty when none or unreadable)."""
         file = cls.file_for(cache_dir, out_dir)
-        return cls(read_state(file, spare=spare_path(out_dir).is_dir()), file)
+        started = time.perf_counter()
+        state = read_state(file, spare=spare_path(out_dir).is_dir())
+        return cls(state, file, read_seconds=time.perf_counter() - started)
 
     @staticmethod
     def file_for(cache_dir: Path, out_dir: Path) -> Path:

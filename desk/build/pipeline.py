@@ -154,14 +154,18 @@ def build(
     """
     target = target or RecycledSpare(config.output_dir)
     cache = cache or BuildCache.saved_for(config.cache_dir, target.out_dir)
+    # Reading the state is a stage too: at 100,000 stories a quarter of an hourly build.
+    read = {"state": cache.read_seconds} if cache.read_seconds is not None else {}
+    cache.read_seconds = None  # told once: desk serve builds from it again and again
     jobs = jobs if fork_safe() else 1  # workers are forked: only where that is safe
     with collector_paused():
         try:
-            return _build(config, clock, target, cache, Workers(jobs, progress))
+            report = _build(config, clock, target, cache, Workers(jobs, progress))
         except LastSiteIncomplete:
             # The site the saved state describes is not all there: keep nothing of it.
             cache.state.disown()
-            return _build(config, clock, target, cache, Workers(jobs, progress))
+            report = _build(config, clock, target, cache, Workers(jobs, progress))
+    return replace(report, timings={**read, **report.timings})
 
 
 def _build(config: Config, clock: Clock, target: Target, cache: BuildCache,
@@ -218,6 +222,7 @@ def _build(config: Config, clock: Clock, target: Target, cache: BuildCache,
     cache.state.keyed_under = _keyed_under(keys, catalog)
     cache.state.held = tuple(sorted(sorted_out.stand_ins))
     cache.save()
+    timer.lap("save")
     return BuildReport(ok=True, findings=tuple(findings), published=catalog.published,
                        held=catalog.held, files=writer.files, bytes=writer.bytes,
                        timings=timer.timings, out_dir=target.out_dir, reused=ledger.reused,
