@@ -198,11 +198,16 @@ def written_story_path(url: str) -> str | None:
     return found.group() if found is not None else None
 
 
-def story_links_reader(config: Config, stories: Container[str]) -> Callable[[str], str | None]:
+def story_links_reader(config: Config, stories: Container[str]
+                       ) -> Callable[[str], str | None] | None:
     """written_story_path, quicker for a link written as base_url gives the URL of one of
     these `stories` (their site paths): it is cut where the path begins, not searched (a
     build reads 400,000 links at 100,000 stories). A story's path holds none of the
-    characters a parser reads otherwise, so such a link names that path and no other."""
+    characters a parser reads otherwise, so such a link names that path and no other.
+    None when links cannot be read as written: a base path naming "/stories/" makes a
+    link's written path another than the one it leads to."""
+    if "/stories/" in config.base_path + "/":
+        return None
     prefix = _site_prefix(config.base_url)
     if prefix is None:
         return written_story_path

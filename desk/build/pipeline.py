@@ -215,13 +215,7 @@ def _build(config: Config, clock: Clock, target: Target, cache: BuildCache,
             cache.forget()  # the next build starts afresh
         return BuildReport(False, _with_held([failure, *findings], held),
                            timings=timer.timings)
-    cache.state.advance(writer.previous_id, ledger.units, writer.loose_files(ledger.rendered_files),
-                        site_id)
-    cache.state.history = catalog.history
-    cache.state.search = indexed.sealed
-    cache.state.keyed_under = _keyed_under(keys, catalog)
-    cache.state.held = tuple(sorted(sorted_out.stand_ins))
-    cache.save()
+    _remember(cache, plan, catalog, indexed, site_id)
     timer.lap("save")
     return BuildReport(ok=True, findings=tuple(findings), published=catalog.published,
                        held=catalog.held, files=writer.files, bytes=writer.bytes,
@@ -229,6 +223,20 @@ def _build(config: Config, clock: Clock, target: Target, cache: BuildCache,
                        skipped=catalog.skipped, redirects=catalog.redirects,
                        withdrawn=catalog.notices, whole=not isinstance(target, ChangesOnly),
                        held_back=held)
+
+
+def _remember(cache: BuildCache, plan: Plan, catalog: Catalog, indexed: Indexed,
+              site_id: str) -> None:
+    """Save what the next build starts from: the site built, its URL history, search
+    bundles, what its keys were made under and which stories were held."""
+    state, writer, ledger = cache.state, plan.writer, plan.ledger
+    state.advance(writer.previous_id, ledger.units, writer.loose_files(ledger.rendered_files),
+                  site_id)
+    state.history = catalog.history
+    state.search = indexed.sealed
+    state.keyed_under = _keyed_under(plan.keys, catalog)
+    state.held = tuple(sorted(plan.stand_ins))
+    cache.save()
 
 
 def _keyed_under(keys: KeyMaker, catalog: Catalog) -> tuple[str, tuple[tuple[str, str], ...]]:
@@ -264,15 +272,13 @@ def _settled(cache: BuildCache, catalog: Catalog, ledger: Ledger,
     differ.update(item.url_path for item in catalog.published
                   if not unchanged(item) or not ledger.had(item.url_path))
     differ.update(old for old, new in catalog.moved.items() if new in differ)
-    # A base path naming /stories/ would make a link's written path another than its own.
-    links_read = "/stories/" not in config.base_path + "/"
-    read = urls.story_links_reader(config, catalog.by_path)
+    read = urls.story_links_reader(config, catalog.by_path)  # None: links not read
 
     def settled(item: LoadedStory) -> bool:
         summary = item.summary
         if not unchanged(item) or any(map(is_local, summary.images)):
             return False
-        return not summary.related_urls or links_read and not any(
+        return not summary.related_urls or read is not None and not any(
             urls.may_lead_to(url, differ, read) for url in summary.related_urls)
 
     return settled

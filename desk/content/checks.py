@@ -330,13 +330,12 @@ def related_resolve(stories: Sequence[LoadedStory], config: Config) -> Iterator[
     known_paths = {item.url_path for item in stories}
     # A link that names a story of the content as written leads there: only the others
     # are parsed (a build checks every story's links: 400,000 at 100,000 stories).
-    as_written = "/stories/" not in config.base_path + "/"
     read = urls.story_links_reader(config, known_paths)
     for item in stories:
         if not item.summary.related_urls:
             continue
         for i, url in enumerate(item.summary.related_urls):
-            if as_written and read(url) in known_paths:
+            if read is not None and read(url) in known_paths:
                 continue
             path = urls.internal_story_path(url, config, item.summary.url)
             if path is not None and path not in known_paths:
