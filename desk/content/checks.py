@@ -331,8 +331,9 @@ def related_resolve(stories: Sequence[LoadedStory], config: Config) -> Iterator[
     # A link that names a story of the content as written leads there: only the others
     # are parsed (a build checks every story's links: 400,000 at 100,000 stories).
     read = urls.story_links_reader(config, known_paths)
+    written = urls.written_story_links(config, known_paths)
     for item in stories:
-        if not item.summary.related_urls:
+        if not item.summary.related_urls or written.issuperset(item.summary.related_urls):
             continue
         for i, url in enumerate(item.summary.related_urls):
             if read is not None and read(url) in known_paths:
