@@ -206,7 +206,7 @@ def story_links_reader(config: Config, stories: Container[str]
     characters a parser reads otherwise, so such a link names that path and no other.
     None when links cannot be read as written: a base path naming "/stories/" makes a
     link's written path another than the one it leads to."""
-    if "/stories/" in config.base_path + "/":
+    if not _read_as_written(config):
         return None
     head = _story_link_head(config)
     if head is None:
@@ -229,9 +229,15 @@ def written_story_links(config: Config, stories: Iterable[str]) -> frozenset[str
     link is one of them is told by one set test, not a read a link (a build tests
     400,000 links at 100,000 stories). Empty when links are not cut so."""
     head = _story_link_head(config)
-    if head is None or "/stories/" in config.base_path + "/":
+    if head is None or not _read_as_written(config):
         return frozenset()
     return frozenset([head + path for path in stories])
+
+
+def _read_as_written(config: Config) -> bool:
+    """Whether a link's written story path is the one it leads to: not under a base path
+    naming "/stories/"."""
+    return "/stories/" not in config.base_path + "/"
 
 
 def _story_link_head(config: Config) -> str | None:

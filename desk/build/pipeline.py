@@ -268,9 +268,9 @@ def _settled(cache: BuildCache, catalog: Catalog, ledger: Ledger,
         return (record is not None and record.story is item and record.origin != NEW
                 and item.url_path not in held)
 
-    differ = {item.url_path for item in left}
-    differ.update(item.url_path for item in catalog.published
-                  if not unchanged(item) or not ledger.had(item.url_path))
+    stale = {item.url_path for item in catalog.published if not unchanged(item)}
+    differ = stale | {item.url_path for item in left}
+    differ.update(path for path in catalog.by_path if not ledger.had(path))
     differ.update(old for old, new in catalog.moved.items() if new in differ)
     read = urls.story_links_reader(config, catalog.by_path)  # None: links not read
     # Links written as base_url gives a story's URL, to the stories that stand and to
@@ -278,9 +278,11 @@ def _settled(cache: BuildCache, catalog: Catalog, ledger: Ledger,
     written = urls.written_story_links(config, catalog.by_path)
     written_differ = urls.written_story_links(config, differ)
 
-    def settled(item: LoadedStory) -> bool:
+    def stands(item: LoadedStory) -> bool:
+        """Whether an unchanged story's key stands: no image file, no link that may
+        lead to a story that differs."""
         summary = item.summary
-        if not unchanged(item) or any(map(is_local, summary.images)):
+        if any(map(is_local, summary.images)):
             return False
         links = summary.related_urls
         if not links or written.issuperset(links) and written_differ.isdisjoint(links):
@@ -290,7 +292,8 @@ def _settled(cache: BuildCache, catalog: Catalog, ledger: Ledger,
 
     # Told for every story here, so that the sets of links (16 MB at 100,000 stories) are
     # let go before the pages are rendered, not held to the build's end.
-    unsettled = frozenset(item.url_path for item in catalog.published if not settled(item))
+    unsettled = frozenset(stale.union(item.url_path for item in catalog.published
+                                      if item.url_path not in stale and not stands(item)))
     published = catalog.by_path
     return lambda item: (item.url_path not in unsettled
                          and published.get(item.url_path) is item)
