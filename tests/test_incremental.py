@@ -441,6 +441,43 @@ def test_a_kept_folder_never_meets_a_file_already_staged_there(tmp_path: Path) -
         writer.discard()
 
 
+def test_units_kept_together_are_kept_as_one_by_one(tmp_path: Path) -> None:
+    """keep_many refuses the units keep would refuse one by one and counts the same
+    files: units of usual files by their folders (a folder with a written file, a
+    folder kept already), and a batch with any other unit in turn, as keep does."""
+    from desk.build.state import UnitRecord
+    from desk.build.writer import ChangesStaging, SiteRecord, Staging
+    from desk.render import Output
+
+    out = tmp_path / "public"
+    live = Staging(out)
+    live.write([Output(f"/{n}/index.html", b"x") for n in "abcdefg"])
+    live.swap_in("site-1")
+    story = ("index.html", "index.md", "index.json")
+
+    def usual(folder: str) -> UnitRecord:
+        return UnitRecord.of(f"/{folder}/", "k", tuple(f"{folder}/{n}" for n in story))
+
+    batches = [{f"/{n}/": usual(n) for n in "abcde"},
+               {"/f/": usual("f"), "/x/": UnitRecord.of("/x/", "k", ("g/index.md", "x.pf")),
+                "/g/": usual("g")}]
+    for make in (lambda: Staging(out),
+                 lambda: ChangesStaging(tmp_path / "changes", SiteRecord("site-1", {}, ()))):
+        outcomes = []
+        for together in (False, True):
+            writer = make()
+            writer.write([Output("/b/index.md", b"written")])
+            assert writer.keep("/d/", usual("d"))
+            refused = []
+            for batch in batches:
+                refused.append(writer.keep_many(batch) if together else
+                               {u for u, r in batch.items() if not writer.keep(u, r)})
+            outcomes.append((refused, writer.files))
+            writer.discard()
+        assert outcomes[0] == outcomes[1]
+        assert outcomes[1][0] == [{"/b/", "/d/"}, {"/g/"}]
+
+
 def test_a_new_process_makes_the_keys_of_changed_stories_only(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # A story whose file, links and newsroom are the last build's keeps its key without

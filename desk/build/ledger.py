@@ -8,7 +8,7 @@ what this build did; the writer does the keeping.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Set
 from typing import Protocol
 
 from desk.build import keys
@@ -19,6 +19,7 @@ class Keeper(Protocol):
     """What the ledger needs of the writer: keeping the last build's files of a unit."""
 
     def keep(self, unit: str, record: UnitRecord) -> bool: ...
+    def keep_many(self, records: Mapping[str, UnitRecord]) -> set[str]: ...
 
 
 class Ledger:
@@ -56,6 +57,18 @@ class Ledger:
         self.units[unit] = old
         self.reused += 1
         return old
+
+    def carry_many(self, units: Iterable[str]) -> Set[str]:
+        """`carry` for each of these units, in one pass with the writer (an hourly build
+        carries 100,000 stories at 100,000 stories): the units carried."""
+        previous = self._previous
+        records = {unit: old for unit in units if (old := previous.get(unit)) is not None}
+        refused = self._keeper.keep_many(records)
+        if refused:
+            records = {unit: old for unit, old in records.items() if unit not in refused}
+        self.units.update(records)
+        self.reused += len(records)
+        return records.keys()
 
     def hold(self, unit: str, key: str, files: tuple[str, ...], json_digest: str) -> bool:
         """Keep a held story's last published files under a key of their own (False when

@@ -24,7 +24,7 @@ is no second path. Walking one story through:
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Set
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import partial
@@ -598,15 +598,15 @@ def render_stories(ctx: RenderContext, plan: Plan, entries: dict[str, object],
     todo: list[tuple[LoadedStory, str]] = []
     changed: set[str] = set()  # stand-ins and rendered stories: their keys may be new
     catalog, key_of, reuse = ctx.catalog, story_key(ctx, plan.keys), plan.ledger.reuse
-    settled, carry = plan.settled, plan.ledger.carry
+    carried = _carry_settled(plan, catalog.published)
     for item in catalog.published:  # every story on every save: kept lean
+        if item.url_path in carried:
+            continue
         stand_in = plan.stand_ins.get(item.url_path) if plan.stand_ins else None
         if stand_in is not None and stand_in.item == item:
             keep_stand_in(stand_in, ctx, plan)
             changed.add(item.url_path)
             markdown[item.url_path] = stand_in.markdown
-            continue
-        if settled is not None and settled(item) and carry(item.url_path) is not None:
             continue
         key = key_of(item)
         if reuse(item.url_path, key) is None:
@@ -629,6 +629,18 @@ def render_stories(ctx: RenderContext, plan: Plan, entries: dict[str, object],
     # read with the state, not a second one as large as the archive.
     return StoryResults(plan.ledger.keys(), plan.ledger.json_digests(), markdown, entries,
                         frozenset(changed))
+
+
+def _carry_settled(plan: Plan, published: Sequence[LoadedStory]) -> Set[str]:
+    """The settled stories' units (see _settled), carried by the ledger in one pass but
+    for those that stand in for held ones: the ones carried (the rest are keyed)."""
+    settled, stand_ins = plan.settled, plan.stand_ins
+    if settled is None:
+        return frozenset()
+    return plan.ledger.carry_many(
+        item.url_path for item in published
+        if settled(item) and ((stand_in := stand_ins.get(item.url_path)) is None
+                              or stand_in.item != item))
 
 
 def story_key(ctx: RenderContext, keys: KeyMaker) -> Callable[[LoadedStory], str]:

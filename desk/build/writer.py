@@ -138,6 +138,7 @@ class SiteWriter(Protocol):
     def claim(self, relative: str) -> None: ...
     def adopt(self, files: tuple[str, ...], size: int) -> None: ...
     def keep(self, unit: str, record: UnitFiles) -> bool: ...
+    def keep_many(self, records: Mapping[str, UnitFiles]) -> set[str]: ...
     def clear(self, folder: str) -> None: ...
     def loose_files(self, rendered: Callable[[], set[str]]) -> tuple[str, ...]: ...
     def swap_in(self, site_id: str) -> None: ...
@@ -234,6 +235,12 @@ class StagedFiles:
 def _folder_of(relative: str) -> str:
     """The folder of a site file, as a unit names it ("a/b/index.html" → "/a/b/")."""
     return "/" + relative[:relative.rfind("/") + 1]
+
+
+def keep_each(keep: Callable[[str, UnitFiles], bool], records: Mapping[str, UnitFiles]
+              ) -> set[str]:
+    """Each unit kept by `keep`, in order: the units it did not keep."""
+    return {unit for unit, record in records.items() if not keep(unit, record)}
 
 
 class Staging:
@@ -347,6 +354,10 @@ class Staging:
         self._pool.link_all(files, self.out_dir)
         return True
 
+    def keep_many(self, records: Mapping[str, UnitFiles]) -> set[str]:
+        """Keep each unit as `keep` does, in turn: the units not kept."""
+        return keep_each(self.keep, records)
+
     def _count_kept(self, unit: str, record: UnitFiles) -> bool:
         """Count a kept unit's files as staged (False, nothing counted: one already is)."""
         kept = self._kept
@@ -376,6 +387,25 @@ class Staging:
         self._named.update(folders)
         self.files += len(files)
         return True
+
+    def _count_kept_many(self, records: Mapping[str, UnitFiles]) -> set[str]:
+        """_count_kept for each unit: the units not counted. Units of usual files (an
+        hour's 100,000 settled stories at 100,000 stories) are told by set operations
+        over their folders, which no two of them share; any other makes it one by one."""
+        usual = {unit: record.usual for unit, record in records.items()}
+        if not all(usual.values()):
+            return {unit for unit, record in records.items()
+                    if not self._count_kept(unit, record)}
+        kept = self._kept
+        refused = usual.keys() & kept.folders.keys()
+        refused.update(unit for unit in usual.keys() & self._named if any(
+            relative in self._written or relative in kept.names
+            for relative in records[unit].files))
+        if refused:
+            usual = {unit: count for unit, count in usual.items() if unit not in refused}
+        kept.folders.update(usual)
+        self.files += sum(usual.values())
+        return refused
 
     def copy(self, source: Path, path: str) -> None:
         """Copy a file (a static asset) to a site path."""
@@ -471,6 +501,10 @@ class ChangesStaging(Staging):
         """Count the unit's files as part of the site; nothing is written (False: changes
         to nothing keep nothing, or a file is already staged)."""
         return bool(self.previous_id) and self._count_kept(unit, record)
+
+    def keep_many(self, records: Mapping[str, UnitFiles]) -> set[str]:
+        """Count each unit's files as `keep` does: the units not counted."""
+        return self._count_kept_many(records) if self.previous_id else set(records)
 
     def swap_in(self, site_id: str) -> None:
         """Write the list of the changes, then swap the folder in."""
@@ -817,6 +851,10 @@ class LiveFolder:
         self._kept.update(files)
         self.files += len(files)
         return True
+
+    def keep_many(self, records: Mapping[str, UnitFiles]) -> set[str]:
+        """Keep each unit as `keep` does, in turn: the units not kept."""
+        return keep_each(self.keep, records)
 
     def copy(self, source: Path, path: str) -> None:
         """A static asset: rewritten only when its bytes changed."""
