@@ -8,7 +8,7 @@ import json
 import re
 import shutil
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -399,17 +399,70 @@ def test_site_ids_made_again_from_the_changed_units_equal_site_id() -> None:
         assert ids.site_id(dict(units)) == site_id({u: r.key for u, r in units.items()})
 
 
-def test_a_site_id_joined_in_pieces_is_the_digest_of_all_the_lines_joined() -> None:
-    from desk.build.keys import SITE_TEXT_PIECE, site_id
+def test_a_site_id_is_the_digest_of_its_groups_of_units() -> None:
+    """A site id digests, in order, each group's digest of its units' lines in order: the
+    units of a month's stories, of a month's editions, and the others, as a large site's
+    sitemap parts them (ids beyond ASCII: the digest counts bytes)."""
+    from desk.build.keys import site_id
     from desk.content.digests import digest
 
-    # More units than one piece holds, the last piece short, ids beyond ASCII (the digest
-    # counts bytes, not characters); the order is the ids', not the mapping's.
-    for count in (0, 1, SITE_TEXT_PIECE, 2 * SITE_TEXT_PIECE + 7):
-        keys = {f"/stories/2026-01-{n % 28 + 1:02d}/s\u00e9-{n}/": f"k{n * 7919 % 1000}"
-                for n in reversed(range(count))}
-        whole = "\x00".join(f"{unit}={keys[unit]}" for unit in sorted(keys))
-        assert site_id(keys) == digest(whole)
+    keys = {f"/stories/2026-0{n % 3 + 1}-{n % 28 + 1:02d}/s\u00e9-{n}/": f"k{n * 7919 % 1000}"
+            for n in reversed(range(200))}
+    keys.update({"/editions/2026-02-03T04/": "e", "/": "f", "/feed.xml": "g", "/n/a/": "h"})
+    parts = {"stories-2026-01": [], "stories-2026-02": [], "stories-2026-03": [],
+             "editions-2026-02": ["/editions/2026-02-03T04/"],
+             "pages": ["/", "/feed.xml", "/n/a/"]}
+    for unit in keys:
+        if unit.startswith("/stories/"):
+            parts["stories-" + unit[9:16]].append(unit)
+    groups = {name: digest(*(f"{u}={keys[u]}" for u in sorted(units)))
+              for name, units in parts.items()}
+    assert site_id(keys) == digest(*(f"{g}={groups[g]}" for g in sorted(groups)))
+    assert site_id({}) == digest()
+
+
+def test_a_ledger_makes_again_the_digests_of_the_groups_it_touched_only() -> None:
+    """An hourly build's site id, made from the last build's groups' digests and those of
+    the groups in which a unit was recorded anew, kept under a new record or dropped, is
+    the site id of its units made from nothing; with no digests known, it makes them all.
+    A group whose digest is not the one of its units would give another id: the ledger
+    takes those of untouched groups as they are."""
+    import random
+
+    from desk.build.keys import site_groups, site_id
+    from desk.build.ledger import Ledger
+    from desk.build.state import UnitRecord
+
+    class Keeper:
+        def keep(self, unit: str, record: UnitRecord) -> bool:
+            return True
+
+        def keep_many(self, records: Mapping[str, UnitRecord]) -> set[str]:
+            return set()
+
+    rng = random.Random(7)
+    folders = [f"/stories/2026-{m:02d}-0{d}/s-{n}/" for m in (1, 2, 3) for d in (1, 2)
+               for n in range(5)] + ["/", "/n/a/", "/editions/2026-01-01T01/"]
+    for _ in range(200):
+        previous = {f: UnitRecord(rng.choice("ab"), ()) for f in folders if rng.random() < 0.8}
+        groups = site_groups({u: r.key for u, r in previous.items()})
+        ledger = Ledger(previous, Keeper(), groups)
+        blind = Ledger(previous, Keeper())
+        for folder in folders:
+            choice, key = rng.random(), rng.choice("abc")
+            for one in (ledger, blind):
+                if folder in previous and choice < 0.7:
+                    one.carry_many([folder])
+                elif choice < 0.9:
+                    one.record_files(folder, key, ())
+        made, made_groups = ledger.site_id()
+        whole = site_id({u: r.key for u, r in ledger.units.items()})
+        assert made == whole == blind.site_id()[0]
+        assert made_groups == site_groups({u: r.key for u, r in ledger.units.items()})
+    stale = dict(groups, pages="0" * 32)
+    ledger = Ledger(previous, Keeper(), stale)
+    ledger.carry_many(list(previous))
+    assert ledger.site_id()[0] != site_id({u: r.key for u, r in previous.items()})
 
 
 def test_saves_in_quick_succession_are_shown_ahead_and_end_as_a_build_from_nothing(

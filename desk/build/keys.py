@@ -17,17 +17,17 @@ everything, without `--no-cache`.
 
 from __future__ import annotations
 
-import bisect
 import sys
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache, partial
+from functools import lru_cache
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Protocol
 
+from desk import urls
 from desk.config import Config
-from desk.content.digests import Digester, digest, digest_joined
+from desk.content.digests import Digester, digest
 from desk.render.theme import template_folders
 
 # Libraries whose releases can change desk's output or findings.
@@ -132,24 +132,43 @@ class KeyMaker:
 
 
 def site_id(unit_keys: Mapping[str, str]) -> str:
-    """A deterministic id of a built site (same input, same id), from each unit's key."""
-    # One joined part rather than one part per unit: a site has tens of thousands, and
-    # NUL occurs in no unit id or key. Joined a few thousand at a time: all at once, the
-    # lines and their text held 16 MB more at the peak of an hourly build.
-    order = sorted(unit_keys)
-    return digest_joined(partial(_site_text, order, unit_keys))
+    """A deterministic id of a built site (same input, same id), from each unit's key: the
+    digest of its groups' digests (see site_groups), so that a build that changed a few
+    units makes again only the digests of their groups (Ledger.site_id, SiteIds)."""
+    return groups_id(site_groups(unit_keys))
 
 
-# How many units' lines site_id joins at a time.
-SITE_TEXT_PIECE = 4096
+def groups_id(groups: Mapping[str, str]) -> str:
+    """The site id of the units whose groups have these digests."""
+    return digest(*(f"{group}={made}" for group, made in sorted(groups.items())))
 
 
-def _site_text(order: list[str], unit_keys: Mapping[str, str]) -> Iterator[str]:
-    """The text site_id digests, in pieces: the units' lines in order, joined by NUL."""
-    for start in range(0, len(order), SITE_TEXT_PIECE):
-        text = "\x00".join([_site_part(unit, unit_keys[unit])
-                             for unit in order[start:start + SITE_TEXT_PIECE]])
-        yield "\x00" + text if start else text
+def site_groups(unit_keys: Mapping[str, str], only: Collection[str] | None = None
+                ) -> dict[str, str]:
+    """The digest of each group of units, or of the `only` ones it has: each unit in the
+    group that names its page in a large site's sitemap (urls.sitemap_part_of: a month's
+    stories, a month's editions, the other pages), so that an hour touches a few groups
+    of thousands of units, not the 155,000 units of 100,000 stories."""
+    members = groups_of(unit_keys, only)
+    return {group: digest(*(_site_part(unit, unit_keys[unit]) for unit in sorted(units)))
+            for group, units in members.items()}
+
+
+def groups_of(units: Iterable[str], only: Collection[str] | None = None
+              ) -> dict[str, list[str]]:
+    """The units of each group (see site_groups), or of the `only` groups."""
+    # A group is named by a unit's first characters: asked once for each of about 50
+    # beginnings, not for each unit.
+    names: dict[str, str] = {}
+    found: dict[str, list[str]] = {}
+    for unit in units:
+        head = unit[:urls.SITEMAP_PART_HEAD]
+        group = names.get(head)
+        if group is None:
+            group = names[head] = urls.sitemap_part_of(head)
+        if only is None or group in only:
+            found.setdefault(group, []).append(unit)
+    return found
 
 
 def _site_part(unit: str, key: str) -> str:
@@ -166,25 +185,26 @@ class Keyed(Protocol):
 
 class SiteIds:
     """`site_id` of one site after another, for a long-running process (desk serve): the
-    units are kept in order and only the units that changed since the last call are
-    placed again (a save changes a few of tens of thousands)."""
+    digests of the groups of the units that changed since the last call are made again
+    (a save changes a few units of tens of thousands)."""
 
     def __init__(self) -> None:
         self._keys: dict[str, str] = {}
-        self._lines: dict[str, str] = {}  # by unit: its part of what site_id joins
-        self._order: list[str] = []  # the units, sorted
+        self._groups: dict[str, str] = {}  # each group's digest (see site_groups)
 
     def site_id(self, units: Mapping[str, Keyed]) -> str:
         """What `site_id({unit: record.key for unit, record in units.items()})` gives."""
-        keys, lines, order = self._keys, self._lines, self._order
-        for unit in keys.keys() - units.keys():
-            del keys[unit], lines[unit], order[bisect.bisect_left(order, unit)]
-        for unit, record in units.items():
-            old = keys.get(unit)
-            if old == record.key:
-                continue
-            if old is None:
-                bisect.insort(order, unit)
-            keys[unit] = record.key
-            lines[unit] = _site_part(unit, record.key)
-        return digest("\x00".join([lines[unit] for unit in order]))
+        keys = self._keys
+        changed = [unit for unit, record in units.items() if keys.get(unit) != record.key]
+        gone = keys.keys() - units.keys()
+        for unit in gone:
+            del keys[unit]
+        for unit in changed:
+            keys[unit] = units[unit].key
+        touched = groups_of([*changed, *gone]).keys()
+        if touched:
+            groups = {group: made for group, made in self._groups.items()
+                      if group not in touched}
+            groups.update(site_groups(keys, touched))
+            self._groups = groups
+        return groups_id(self._groups)

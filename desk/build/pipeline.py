@@ -189,7 +189,8 @@ def _build(config: Config, clock: Clock, target: Target, cache: BuildCache,
         out = target.out_dir
         findings.insert(0, Finding(str(out), "", "output", str(exc).removeprefix(f"{out}: ")))
         return BuildReport(False, _with_held(findings, held), timings=timer.timings)
-    ledger = Ledger(cache.state.units_of(writer.previous_id), writer)
+    ledger = Ledger(cache.state.units_of(writer.previous_id), writer,
+                    cache.state.groups_of(writer.previous_id))
     try:
         assets = collect_assets(config.static_dir)
         ctx, keys = _prepared(render_context(catalog, config, clock, cache.session, assets,
@@ -202,7 +203,8 @@ def _build(config: Config, clock: Clock, target: Target, cache: BuildCache,
                     _settled(cache, catalog, ledger, left, config, _keyed_under(keys, catalog)))
         indexed = _render_and_index(ctx, plan, assets, (cache, workers), timer)
         findings += indexed.findings
-        writer.swap_in(site_id := _site_id(ledger, cache.session))
+        site_id, groups = _site_id(ledger, cache.session)
+        writer.swap_in(site_id)
         timer.lap("write")
     except BaseException as exc:
         _discard(writer, cache.session)
@@ -215,7 +217,7 @@ def _build(config: Config, clock: Clock, target: Target, cache: BuildCache,
             cache.forget()  # the next build starts afresh
         return BuildReport(False, _with_held([failure, *findings], held),
                            timings=timer.timings)
-    _remember(cache, plan, catalog, indexed, site_id)
+    _remember(cache, plan, catalog, indexed, (site_id, groups))
     timer.lap("save")
     return BuildReport(ok=True, findings=tuple(findings), published=catalog.published,
                        held=catalog.held, files=writer.files, bytes=writer.bytes,
@@ -226,12 +228,13 @@ def _build(config: Config, clock: Clock, target: Target, cache: BuildCache,
 
 
 def _remember(cache: BuildCache, plan: Plan, catalog: Catalog, indexed: Indexed,
-              site_id: str) -> None:
-    """Save what the next build starts from: the site built, its URL history, search
-    bundles, what its keys were made under and which stories were held."""
+              site: tuple[str, dict[str, str] | None]) -> None:
+    """Save what the next build starts from: the site built (`site`: its id and its
+    units' groups' digests, when made), its URL history, search bundles, what its keys
+    were made under and which stories were held."""
     state, writer, ledger = cache.state, plan.writer, plan.ledger
     state.advance(writer.previous_id, ledger.units, writer.loose_files(ledger.rendered_files),
-                  site_id)
+                  *site)
     state.history = catalog.history
     state.search = indexed.sealed
     state.keyed_under = _keyed_under(plan.keys, catalog)
@@ -351,9 +354,12 @@ def _discard(writer: SiteWriter, session: Session | None) -> None:
         session.recall.forget()  # what it kept may not be what the site holds
 
 
-def _site_id(ledger: Ledger, session: Session | None) -> str:
-    """The id of what was built; a long-running process places only the changed units."""
-    return session.site_ids.site_id(ledger.units) if session is not None else ledger.site_id()
+def _site_id(ledger: Ledger, session: Session | None) -> tuple[str, dict[str, str] | None]:
+    """The id of what was built, with its units' groups' digests (see keys.site_groups);
+    a long-running process keeps its own (SiteIds)."""
+    if session is not None:
+        return session.site_ids.site_id(ledger.units), None
+    return ledger.site_id()
 
 
 def _render_and_index(ctx: RenderContext, plan: Plan, assets: tuple[Asset, ...],

@@ -8,7 +8,7 @@ one version of a story at one URL on its page and in the search index.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -43,17 +43,6 @@ class Digester:
         made = self._first.copy()
         _feed(made, rest)
         return made.hexdigest()[:32]
-
-
-def digest_joined(pieces: Callable[[], Iterable[str]]) -> str:
-    """digest("".join(pieces())), the joined text never held at once (a site id joins a
-    line for each of 155,000 units at 100,000 stories): `pieces` is called twice, for the
-    length that digest puts first, then for the text."""
-    made = hashlib.sha256()
-    made.update(sum(len(piece.encode("utf-8")) for piece in pieces()).to_bytes(8, "big"))
-    for piece in pieces():
-        made.update(piece.encode("utf-8"))
-    return made.hexdigest()[:32]
 
 
 def _feed(made: _Hash, parts: Iterable[bytes | str]) -> None:
