@@ -26,7 +26,9 @@ STOPS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGKILL)
 
 
 def start_preview(root: Path, temp: Path) -> tuple[subprocess.Popen[str], list[str]]:
-    """`desk serve` in root, once it serves; the lines it printed (kept being read)."""
+    """`desk serve` in root, once its first build has ended (it serves from before: while
+    a start's build renders, or a resumed preview's builds); the lines it printed (kept
+    being read)."""
     env = {**os.environ, "TMPDIR": str(temp)}
     process = subprocess.Popen(
         [sys.executable, "-m", "desk", "serve", "--port", "0", "--now", NOW],
@@ -35,9 +37,10 @@ def start_preview(root: Path, temp: Path) -> tuple[subprocess.Popen[str], list[s
     lines: list[str] = []
     for line in process.stderr:  # blocks on the server's own output
         lines.append(line)
-        if line.startswith("Serving "):
+        if line.startswith(("start: ", "resumed: ")):
             break
-    assert lines and lines[-1].startswith("Serving "), lines
+    assert any(line.startswith("Serving ") for line in lines), lines
+    assert lines[-1].startswith(("start: built ", "resumed: built ")), lines
     stream = process.stderr
     threading.Thread(target=lambda: lines.extend(stream), daemon=True).start()
     return process, lines

@@ -35,7 +35,7 @@ import hashlib
 import os
 import threading
 import time
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -89,12 +89,21 @@ class Session:
     # that build still renders (its readers wait in rendered_within).
     rendered: RenderContext | None = None
     _told: threading.Condition = field(default_factory=threading.Condition, repr=False)
+    # Called once, from the build, with the next render context told (desk serve's
+    # start: it serves from then on, making pages on demand until that build ends).
+    on_rendered: Callable[[RenderContext], None] | None = None
+    # Whether the process serves (it has server threads): a build then forks no worker,
+    # as a child could inherit a lock a thread held half-way.
+    serving: bool = False
 
     def tell_rendered(self, ctx: RenderContext) -> None:
         """Keep a build's render context, as soon as its catalog is made."""
         with self._told:
             self.rendered = ctx
             self._told.notify_all()
+        call, self.on_rendered = self.on_rendered, None
+        if call is not None:
+            call(ctx)
 
     def rendered_within(self, timeout: float) -> RenderContext | None:
         """The render context kept, waiting up to `timeout` for a build to make one."""

@@ -3,9 +3,10 @@ around them and write them straight into the staging folder.
 
 Workers are forked after the catalog is built, so they inherit everything they need (the
 catalog, templates, config) without copying it; only a small record per story comes back.
-Forking is only used by the command-line build, never inside `desk serve` (a process with
-server threads), which renders in one process; and only where forking is safe (fork_safe):
-elsewhere the same build runs in one process, with the same output.
+Forking is only used from a process without threads: by the command-line build, and by
+`desk serve`'s start until it serves (its loading; once it serves, from its catalog on,
+it renders in one process: see Session.serving); and only where forking is safe
+(fork_safe): elsewhere the same build runs in one process, with the same output.
 """
 
 from __future__ import annotations

@@ -198,6 +198,8 @@ def _build(config: Config, clock: Clock, target: Target, cache: BuildCache,
                               assets, cache.session, parsed)
         if cache.session is not None:  # not the parsed stories: a start may have many
             cache.session.tell_rendered(replace(ctx, parsed={}))
+            if cache.session.serving:  # it may have begun to serve: no forks from now on
+                workers = replace(workers, jobs=1)
         left = _left(replaced, sorted_out.content, catalog, ledger)
         plan = Plan(keys, ledger, writer, sorted_out.stand_ins, left,
                     _settled(cache, catalog, ledger, left, config, _keyed_under(keys, catalog)))

@@ -20,6 +20,8 @@ from desk.render.kinds import kind_of
 from desk.serve.shown import PAGE_SUFFIXES, SiteState
 
 EVENTS_PATH = "/__desk/events"
+# How long a request waits for the first build, for a file it cannot make on demand.
+START_WAIT = 900
 IMMUTABLE = "max-age=31536000, immutable"
 CONTENT_TYPES = {
     ".html": "text/html; charset=utf-8",
@@ -109,9 +111,8 @@ def resolve_request_path(root: Path, raw_path: str) -> tuple[int, Path | str | N
     (400, None) for paths that try to leave the folder.
     """
     path = urlsplit(raw_path).path
-    decoded = unquote(path)
-    if ("\\" in decoded or "\x00" in decoded or not decoded.startswith("/")
-            or any(part in ("..", ".") for part in decoded.split("/"))):
+    decoded = _decoded(path)
+    if decoded is None:
         return 400, None
     normalised = posixpath.normpath(decoded)
     target = root / normalised.lstrip("/")
@@ -127,6 +128,25 @@ def resolve_request_path(root: Path, raw_path: str) -> tuple[int, Path | str | N
         if not target.resolve().is_relative_to(root.resolve()):
             return 404, None
     return (200, target) if target.is_file() else (404, None)
+
+
+def _decoded(path: str) -> str | None:
+    """A request's path decoded, or None when it tries to leave the folder."""
+    decoded = unquote(path)
+    if ("\\" in decoded or "\x00" in decoded or not decoded.startswith("/")
+            or any(part in ("..", ".") for part in decoded.split("/"))):
+        return None
+    return decoded
+
+
+def requested_file(raw_path: str) -> str | None:
+    """The file of the site a request names, relative to the site (a folder's
+    index.html), without looking at the folder; None for a path that tries to leave it."""
+    decoded = _decoded(urlsplit(raw_path).path)
+    if decoded is None:
+        return None
+    relative = decoded[1:]
+    return relative + "index.html" if not relative or relative.endswith("/") else relative
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -151,6 +171,10 @@ class Handler(BaseHTTPRequestHandler):
     def respond(self, head: bool) -> None:
         state = self.state
         root = state.folder
+        if not state.has_site and state.starting:
+            if self.respond_on_demand(head):
+                return
+            state.wait_for_start(timeout=START_WAIT)
         if not state.has_site:
             self.send(200 if state.errors else 503, CONTENT_TYPES[".html"],
                       inject(_NO_SITE.encode(), reload_snippet(state)), head)
@@ -192,6 +216,27 @@ class Handler(BaseHTTPRequestHandler):
         # page's stylesheet and scripts again.
         kept = kind_of(found.relative_to(root).as_posix()) == "asset"
         self.send(200, kind, body, head, IMMUTABLE if kept else "no-store")
+
+    def respond_on_demand(self, head: bool) -> bool:
+        """Serve a file the first build will write, made on demand while it runs (see
+        desk.serve.demand); False when it cannot be made."""
+        relative, demand = requested_file(self.path), self.state.demand
+        if relative is None or demand is None:
+            return False
+        try:
+            body = demand(relative)
+        except Exception:  # noqa: BLE001 - the build that runs says what went wrong
+            return False
+        if body is None:
+            return False
+        name = relative.rsplit("/", 1)[-1]
+        suffix = name[name.rfind("."):] if "." in name else ""
+        kind = SPECIAL_TYPES.get(name) or CONTENT_TYPES.get(suffix, "application/octet-stream")
+        if suffix == ".html":
+            body = inject(body, reload_snippet(self.state, page_of(self.path)))
+        kept = kind_of(relative) == "asset"
+        self.send(200, kind, body, head, IMMUTABLE if kept else "no-store")
+        return True
 
     def send(self, status: int, kind: str, body: bytes, head: bool,
              cache: str = "no-store") -> None:

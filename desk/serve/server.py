@@ -6,7 +6,8 @@ content, templates, static files and the config, rebuilds on change and tells op
 to reload over Server-Sent Events on the same host and port. A failed build keeps the
 last good site on screen with the errors drawn over every page. The reload script and
 the overlay are added to HTML responses as they are served, never to files a build
-writes.
+writes. With no last site to resume, it serves once its first build has made its
+catalog, each file asked for made on demand until that build ends (desk.serve.demand).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +32,9 @@ from desk.build.writer import Known, files_of, place_ahead, site_id_of
 from desk.config import Config, ConfigError
 from desk.content.catalog import Clock
 from desk.content.findings import Finding
+from desk.render.context import RenderContext
 from desk.serve.builds import Builds
+from desk.serve.demand import PagesOnDemand
 from desk.serve.folder import PreviewFolder
 from desk.serve.http import PreviewHTTPServer, make_handler
 from desk.serve.resume import Recorder, clock_text
@@ -120,14 +124,26 @@ class DevServer:
             # its catalog.
             self._builds.ask("resumed", None)
         else:
+            # It serves once the start's build has its catalog (its loading forked before
+            # any server thread runs), each page made on demand until that build ends.
+            self._session.on_rendered = partial(self._serve_early, ready)
             self.rebuild("start", jobs=jobs)
-            self.start()
-            ready()
+            self._session.on_rendered = None
+            if not self._serving:  # the start ended before its catalog was made
+                self.start()
+                ready()
         if first:
             self._batch(first)
         for batch in changes:
             if batch:
                 self._batch(batch)
+
+    def _serve_early(self, ready: Callable[[], None], ctx: RenderContext) -> None:
+        """Serve while the start's build renders (called by it, once its catalog is made):
+        the files it will write, made on demand with its render context."""
+        self.state.start(PagesOnDemand(ctx).file)
+        self.start()
+        ready()
 
     def _resume(self) -> bool:
         """Serve the last preview's site at once when its record says it is the one a
@@ -380,6 +396,7 @@ class DevServer:
 
     def start(self) -> threading.Thread:
         """Serve in a background thread (the watcher runs in the caller's)."""
+        self._session.serving = True  # a build forks no worker from now on
         thread = threading.Thread(target=self.httpd.serve_forever, daemon=True,
                                   name="desk-http")
         thread.start()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,6 +42,10 @@ class SiteState:
     warming: bool = False
     # The pages (URL paths) each recent epoch changed (None: any page may have).
     paths: dict[int, tuple[str, ...] | None] = field(default_factory=dict)
+    # While the first build runs, served before it ends: the files it will write, made
+    # on demand (desk.serve.demand; None: a file it cannot make, which waits for the build).
+    starting: bool = False
+    demand: Callable[[str], bytes | None] | None = None
 
     @property
     def token(self) -> str:
@@ -65,10 +70,22 @@ class SiteState:
             if errors or self.errors:
                 pages = None  # the overlay is on every page
             self.errors = errors
-            self.warming = False
+            self.warming = self.starting = False
+            self.demand = None
             if not keep_ahead:
                 self.ahead = None
             self._advance(pages)
+
+    def start(self, demand: Callable[[str], bytes | None]) -> None:
+        """Serve while the first build runs, each file it will write made on demand."""
+        with self.changed:
+            self.starting, self.demand = True, demand
+
+    def wait_for_start(self, timeout: float) -> None:
+        """Wait for the first build to end (a file it will write that cannot be made on
+        demand)."""
+        with self.changed:
+            self.changed.wait_for(lambda: not self.starting or self.closing, timeout)
 
     def resume(self) -> None:
         """Serve the site the last preview left, as it is, while its first build runs."""
