@@ -67,7 +67,7 @@ CASES: dict[str, tuple[Mutation, str]] = {
                       "/source_count: [invalid-value] expected an integer, got a string"),
     "url-mismatch": (
         _set("/url", "https://hangingcontext.com/stories/2026-11-13/story-number-1/"),
-        "/url: [url-mismatch] https://hangingcontext.com/stories/2026-11-13/story-number-1/ differs from the layout's https://hangingcontext.com/stories/2026-11-14/story-number-1/ (the layout's URL is used)"),
+        "/url: [url-mismatch] https://hangingcontext.com/stories/2026-11-13/story-number-1/ differs from the layout's path /stories/2026-11-14/story-number-1/ (the layout's URL is used)"),
     "source-count": (_set("/source_count", 3),
                      "/source_count: [source-count] is 3 but /sources has 2"),
     "run-manifests-mismatch": (

@@ -186,3 +186,40 @@ def test_a_preview_starts_from_the_url_history_desk_build_would(tmp_path: Path) 
         state.write_bytes(b"not a saved state at all" * 100)
     preview.run()
     assert tree(preview.site) == preview.from_nothing(history)
+
+
+def test_a_first_preview_after_desk_build_takes_its_inspections(tmp_path: Path) -> None:
+    """With no preview folder, a preview's start takes the inspections the site's own
+    `desk build` saved: no file's own findings depend on the base URL (a story's own URLs
+    are compared with the layout's by path), so the check keys agree, and the preview
+    reads no story file to make its catalog. Its pages are what a build from nothing
+    makes."""
+    from desk.build.inspection import inspect_file
+    from desk.build.keys import check_key
+    from desk.content.loader import StoredTexts
+
+    preview = make_preview(tmp_path)
+    # Stories whose own URLs disagree with the layout: warnings either way.
+    write_story(preview.content, {**preview.stories[1], "url": "https://elsewhere.example/x/"})
+    write_story(preview.content, {**preview.stories[2],
+                                  "url": "https://news.example.org/desk/stories/x/y/"})
+    published = preview.config("https://news.example.org/desk")
+    local = preview.config("http://127.0.0.1:8123").model_copy(update={"search": False})
+    assert check_key(published) == check_key(local)
+    files = sorted(str(p) for p in preview.content.rglob("*.json"))
+    found = [inspect_file(path, published)[1] for path in files]
+    assert found == [inspect_file(path, local)[1] for path in files]
+    assert sum(1 for f in found if f) >= 2  # the two disagreements
+    assert build(published, Clock(NOW)).ok
+    dev = DevServer(preview.config, ("127.0.0.1", preview.port), NOW, False, lambda line: None)
+    try:
+        report = dev.rebuild("start")
+        assert report is not None and report.ok
+        preview.base_url = dev.base_url
+        inspected = dev._cache.state.inspected  # noqa: SLF001 - what the start took
+        taken = [r for r in inspected.values()
+                 if r.story is not None and isinstance(r.story.summary.held_texts, StoredTexts)]
+        assert len(taken) == len(files)
+    finally:
+        dev.stop()
+    assert tree(preview.site) == preview.from_nothing()

@@ -38,6 +38,11 @@ OUTPUT_LIBRARIES = ("jinja2", "markupsafe", "markdown-it-py", "mdurl", "pydantic
 _PLACES = {"output_dir", "content_dir", "cache_dir", "templates_dir", "static_dir"}
 # Settings of how the search index is split, which no page or finding shows.
 _SEARCH_LAYOUT = {"search_bundle_pages", "search_fresh_pages"}
+# Settings no file's own findings read: where the site is published (a story's own URLs
+# are compared with the layout's by path alone, so a preview's or a staging base URL finds
+# what the site's finds) and whether it has a search index. The preview's start takes the
+# site's build's inspections (desk.serve.server).
+_NOT_CHECKED = {"base_url", "search"}
 
 
 @lru_cache(maxsize=4)
@@ -70,8 +75,8 @@ def check_key(config: Config) -> str:
     # Findings name files as the settings name their folders (content_dir and the others
     # are in the dump, relative to where desk runs when inside it), so the same checkout
     # seen from another folder, or moved, gets the same findings: its path is not a part.
-    return digest(code_fingerprint(),
-                  config.model_dump_json(exclude={"output_dir", "cache_dir", *_SEARCH_LAYOUT}))
+    return digest(code_fingerprint(), config.model_dump_json(
+        exclude={"output_dir", "cache_dir", *_SEARCH_LAYOUT, *_NOT_CHECKED}))
 
 
 def site_key(config: Config, asset_paths: Iterable[str], shared: str = "") -> str:

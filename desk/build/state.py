@@ -287,6 +287,14 @@ class SavedState:
         it and knows them."""
         return self.site_groups if self.describes(live_id) else None
 
+    def adopt_inspections(self, other: SavedState) -> None:
+        """Start from another state's inspections of the content (and of its images) when
+        this one has none: a preview's first start, from its site's build. They hold for
+        the files as they were, under the check key they were made under."""
+        if not self.inspected and other.inspected:
+            self.inspected, self.check_key = other.inspected, other.check_key
+            self.media = dict(other.media)
+
     def search_of(self, live_id: str | None) -> dict[str, tuple[str, ...]]:
         """The sealed search bundles of the live site, if this state describes it."""
         return self.search if self.describes(live_id) else {}

@@ -629,17 +629,19 @@ def layout_warnings(path: str, story: Story, config: Config) -> list[Finding]:
     if story.reuse is not None and story.reuse.canonical_url is not None:
         given["/reuse/canonical_url"] = story.reuse.canonical_url
     for pointer, value in given.items():
-        # Only the path counts: a staging or preview base URL is not a disagreement.
-        if value is not None and not _same_place(value, expected[pointer], config):
+        # Only the path counts: a staging or preview base URL is not a disagreement, and
+        # the finding names the layout's path, not a URL: what a file's own checks find
+        # does not depend on where the site is published (see keys.check_key).
+        layout_path = urlsplit(expected[pointer]).path[len(config.base_path):]
+        if value is not None and not _same_place(value, layout_path):
             findings.append(Finding(path, pointer, "url-mismatch",
-                                    f"{value} differs from the layout's "
-                                    f"{expected[pointer]} (the layout's URL is used)",
+                                    f"{value} differs from the layout's path "
+                                    f"{layout_path} (the layout's URL is used)",
                                     severity="warning"))
     return findings
 
 
-def _same_place(given: str, expected: str, config: Config) -> bool:
-    layout_path = urlsplit(expected).path[len(config.base_path):]
+def _same_place(given: str, layout_path: str) -> bool:
     parts = urlsplit(given)
     return parts.path.endswith(layout_path) and not parts.query and not parts.fragment
 

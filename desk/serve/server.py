@@ -24,7 +24,7 @@ from typing import Any
 import watchfiles
 
 from desk.build.ahead import pages_ahead
-from desk.build.cache import BuildCache, Session, remembered_history
+from desk.build.cache import BuildCache, Session
 from desk.build.pipeline import BuildReport, build
 from desk.build.state import SavedState
 from desk.build.target import FreshStaging, InPlace, Target
@@ -300,10 +300,14 @@ class DevServer:
         that of whatever site its folder holds), until a build succeeds."""
         if self._history_given:
             return ()  # the preview's own, from its last build
-        history, problems = remembered_history(config.cache_dir, config.output_dir)
+        built = BuildCache.saved_for(config.cache_dir, config.output_dir)
+        history, problems = built.recall_history(config.output_dir)
         if not problems:
             self._cache.start_history = history
             self._history_given = True
+            # With nothing of its own, its first build takes the site's build's inspections
+            # (what a file's own checks find does not depend on the base URL).
+            self._cache.state.adopt_inspections(built.state)
         return tuple(problems)
 
     def _remove_later(self, old_site: Path) -> None:
