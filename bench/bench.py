@@ -727,12 +727,22 @@ def preview_settings(root: Path) -> Path:
 @dataclass
 class Served:
     """A desk serve that has said it serves: its URL, and when (perf_counter) it was
-    started and said so; `build`: the seconds its start's build took, as it printed."""
+    started and said so; `lines`, what it printed, read on as it prints; `built`, set
+    once its first build has ended (a start's build may end after it serves)."""
 
     url: str
     started: float
     ready: float
-    build: float
+    lines: list[str] = field(default_factory=list)
+    built: threading.Event = field(default_factory=threading.Event)
+
+    @property
+    def build(self) -> float:
+        """The seconds its start's build took, as it printed (0 when it has not, or when
+        its first build was a resumed preview's)."""
+        found = [float(m.group(1)) for m in (re.match(r"start: built .* in ([\d.]+) s", line)
+                                             for line in self.lines) if m]
+        return found[0] if found else 0.0
 
 
 @contextlib.contextmanager
@@ -746,7 +756,11 @@ def serving(preview: Preview) -> Iterator[Served]:
         [sys.executable, "-m", "desk", "serve", "--config", str(preview.settings),
          "--port", str(preview.port), "--now", NOW], stderr=subprocess.PIPE, text=True)
     try:
-        yield _announced(process, started)
+        served = _announced(process, started)
+        yield served
+        # Stopped once its first build has ended, as an editor stops a preview they
+        # worked with: the next start finds the folder as a finished preview left it.
+        served.built.wait(SERVE_TIMEOUT)
     finally:
         process.terminate()
         try:
@@ -769,12 +783,25 @@ def _announced(process: subprocess.Popen[str], started: float) -> Served:
             break
     if not url:
         raise SystemExit("desk serve did not start:\n" + "".join(said[-20:]))
-    ready = time.perf_counter()
+    served = Served(url, started, time.perf_counter(), said)
     # Keep reading, so that desk serve never blocks on a full pipe.
-    threading.Thread(target=lambda: [None for _ in process.stderr or ()], daemon=True).start()
-    builds = [float(m.group(1)) for m in (re.match(r"start: built .* in ([\d.]+) s", line)
-                                          for line in said) if m]
-    return Served(url, started, ready, builds[0] if builds else 0.0)
+    threading.Thread(target=_read_on, args=(process, served), daemon=True).start()
+    return served
+
+
+def _read_on(process: subprocess.Popen[str], served: Served) -> None:
+    """Read desk serve's lines to its end, telling when its first build has ended."""
+    if any(line.startswith(_FIRST_BUILDS) for line in served.lines):
+        served.built.set()
+    for line in process.stderr or ():
+        served.lines.append(line)
+        if line.startswith(_FIRST_BUILDS):
+            served.built.set()
+    served.built.set()  # it ended
+
+
+# How the report of a preview's first build begins: a start's, or a resumed preview's.
+_FIRST_BUILDS = ("start: ", "resumed: ")
 
 
 def fetched(url: str, path: str) -> str:
