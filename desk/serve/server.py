@@ -224,7 +224,7 @@ class DevServer:
                            keep_ahead=self._ahead_count != ahead_before)
         if report.ok:
             self._tell_new_warnings(by_file)
-        self._report(reason, report, errors, time.perf_counter() - started)
+        seconds = time.perf_counter() - started
         if report.ok and not in_place:
             # A new folder: listed once the reload is sent, so the next save (written in
             # place) does not wait for it.
@@ -232,6 +232,9 @@ class DevServer:
         if self._recorder is not None:
             self._recorder.built(seen if report.ok else None, report.next_due)
         self._building = False
+        # Said once the build has wholly ended: a preview stopped from then on leaves its
+        # record for the next start (see desk.serve.resume).
+        self._report(reason, report, errors, seconds)
         return report
 
     def saved(self, reason: str, changed: list[str] | None) -> BuildReport | None:
