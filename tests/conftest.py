@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -84,3 +84,12 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     scope are made once."""
     slow = {item.path for item in items if item.get_closest_marker("slow")}
     items.sort(key=lambda item: item.path not in slow)
+
+
+def read_until(stream: Iterable[str], lines: list[str], *starts: str) -> list[str]:
+    """A process's lines read into `lines` until one begins with one of `starts`."""
+    for line in stream:
+        lines.append(line)
+        if line.startswith(starts):
+            break
+    return lines

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import read_until
 from storygen import REPO, make_story, write_story
 
 # Debian's chromium; DESK_CHROMIUM names another build (GitHub's runners ship Chrome).
@@ -126,11 +127,7 @@ def test_ctrl_c_stops_cleanly(project: Path) -> None:
         [sys.executable, "-m", "desk", "serve", "--port", "0"],
         cwd=project, stderr=subprocess.PIPE, text=True, preexec_fn=_interruptible)
     assert process.stderr is not None
-    lines = []
-    for line in process.stderr:
-        lines.append(line)
-        if line.startswith("Serving "):
-            break
+    read_until(process.stderr, [], "Serving ")
     process.send_signal(signal.SIGINT)
     rest = process.stderr.read()
     assert process.wait(20) == 0

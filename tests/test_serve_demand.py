@@ -11,7 +11,7 @@ import urllib.request
 from pathlib import Path
 
 from conftest import NOW as CLI_NOW
-from conftest import tree
+from conftest import read_until, tree
 from storygen import REPO, make_corpus, make_story, write_story
 from test_serve import NOW
 
@@ -75,11 +75,7 @@ def test_a_preview_with_nothing_known_serves_before_its_first_build_ends(
                                 "--now", CLI_NOW], cwd=root, stderr=subprocess.PIPE, text=True)
     try:
         assert process.stderr is not None
-        lines = []
-        for line in process.stderr:
-            lines.append(line)
-            if line.startswith("Serving "):
-                break
+        lines = read_until(process.stderr, [], "Serving ")
         base = lines[-1].split()[1].rstrip("/")
         story = f"/stories/{stories[7]['published_at'][:10]}/{stories[7]['slug']}/"
         early = {path: urllib.request.urlopen(base + path, timeout=120).read()
@@ -87,10 +83,7 @@ def test_a_preview_with_nothing_known_serves_before_its_first_build_ends(
         sheet = re.search(rb'href="(/static/[^"]+\.css)"', early["/"])
         assert sheet is not None
         assert urllib.request.urlopen(base + sheet[1].decode(), timeout=120).status == 200
-        for line in process.stderr:
-            lines.append(line)
-            if ": built " in line or "failed" in line:
-                break
+        read_until(process.stderr, lines, "start: ")
         assert lines[-1].startswith("start: built 301 stories"), lines  # and the sample
         assert not any(line.startswith("start: ") for line in lines[:-1]), lines
         site = root / ".desk-cache" / PREVIEW / "site"
