@@ -399,8 +399,8 @@ def test_site_ids_made_again_from_the_changed_units_equal_site_id() -> None:
         assert ids.site_id(dict(units)) == site_id({u: r.key for u, r in units.items()})
 
 
-def test_a_site_id_is_the_digest_of_its_groups_of_units() -> None:
-    """A site id digests, in order, each group's digest of its units' lines in order: the
+def test_a_site_id_is_the_digest_of_its_parts_of_units() -> None:
+    """A site id digests, in order, each part's digest of its units' lines in order: the
     units of a month's stories, of a month's editions, and the others, as a large site's
     sitemap parts them (ids beyond ASCII: the digest counts bytes)."""
     from desk.build.keys import site_id
@@ -415,21 +415,21 @@ def test_a_site_id_is_the_digest_of_its_groups_of_units() -> None:
     for unit in keys:
         if unit.startswith("/stories/"):
             parts["stories-" + unit[9:16]].append(unit)
-    groups = {name: digest(*(f"{u}={keys[u]}" for u in sorted(units)))
+    parts = {name: digest(*(f"{u}={keys[u]}" for u in sorted(units)))
               for name, units in parts.items()}
-    assert site_id(keys) == digest(*(f"{g}={groups[g]}" for g in sorted(groups)))
+    assert site_id(keys) == digest(*(f"{g}={parts[g]}" for g in sorted(parts)))
     assert site_id({}) == digest()
 
 
-def test_a_ledger_makes_again_the_digests_of_the_groups_it_touched_only() -> None:
-    """An hourly build's site id, made from the last build's groups' digests and those of
-    the groups in which a unit was recorded anew, kept under a new record or dropped, is
+def test_a_ledger_makes_again_the_digests_of_the_parts_it_touched_only() -> None:
+    """An hourly build's site id, made from the last build's parts' digests and those of
+    the parts in which a unit was recorded anew, kept under a new record or dropped, is
     the site id of its units made from nothing; with no digests known, it makes them all.
-    A group whose digest is not the one of its units would give another id: the ledger
-    takes those of untouched groups as they are."""
+    A part whose digest is not the one of its units would give another id: the ledger
+    takes those of untouched parts as they are."""
     import random
 
-    from desk.build.keys import site_groups, site_id
+    from desk.build.keys import site_id, site_parts
     from desk.build.ledger import Ledger
     from desk.build.state import UnitRecord
 
@@ -445,8 +445,8 @@ def test_a_ledger_makes_again_the_digests_of_the_groups_it_touched_only() -> Non
                for n in range(5)] + ["/", "/n/a/", "/editions/2026-01-01T01/"]
     for _ in range(200):
         previous = {f: UnitRecord(rng.choice("ab"), ()) for f in folders if rng.random() < 0.8}
-        groups = site_groups({u: r.key for u, r in previous.items()})
-        ledger = Ledger(previous, Keeper(), groups)
+        parts = site_parts({u: r.key for u, r in previous.items()})
+        ledger = Ledger(previous, Keeper(), parts)
         blind = Ledger(previous, Keeper())
         for folder in folders:
             choice, key = rng.random(), rng.choice("abc")
@@ -455,11 +455,11 @@ def test_a_ledger_makes_again_the_digests_of_the_groups_it_touched_only() -> Non
                     one.carry_many([folder])
                 elif choice < 0.9:
                     one.record_files(folder, key, ())
-        made, made_groups = ledger.site_id()
+        made, made_parts = ledger.site_id()
         whole = site_id({u: r.key for u, r in ledger.units.items()})
         assert made == whole == blind.site_id()[0]
-        assert made_groups == site_groups({u: r.key for u, r in ledger.units.items()})
-    stale = dict(groups, pages="0" * 32)
+        assert made_parts == site_parts({u: r.key for u, r in ledger.units.items()})
+    stale = dict(parts, pages="0" * 32)
     ledger = Ledger(previous, Keeper(), stale)
     ledger.carry_many(list(previous))
     assert ledger.site_id()[0] != site_id({u: r.key for u, r in previous.items()})

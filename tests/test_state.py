@@ -67,7 +67,7 @@ def a_state() -> SavedState:
                                    for n in range(6)]},
                        history=UrlHistory({"1": ("/stories/2026-11-09/a/",)}),
                        search={"s-0123456789abcdef": ("a", "b")},
-                       site_groups={"pages": "1" * 32, "stories-2026-11": "2" * 32})
+                       site_parts={"pages": "1" * 32, "stories-2026-11": "2" * 32})
     state.inspected["content/stories/broken.json"] = FileRecord(packed_stat(1, 2, 3), None, (problem,))
     state.spare = SiteRecord("s-0", {**units, "/old/": UnitRecord("o", ("old/index.html",))},
                         ("robots.txt",))

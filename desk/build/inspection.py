@@ -171,6 +171,6 @@ def inspect_file(path: str, config: Config, keep: dict[str, ParsedStory] | None 
     if keep is not None:
         keep[path] = parsed
     story = parsed.story
-    findings += layout_warnings(path, story, config)
+    findings += layout_warnings(path, story)
     findings += check_story(path, story, config)
     return LoadedStory.of(path, story, parsed.digest, parsed.blob), tuple(findings)

@@ -138,41 +138,51 @@ class KeyMaker:
 
 def site_id(unit_keys: Mapping[str, str]) -> str:
     """A deterministic id of a built site (same input, same id), from each unit's key: the
-    digest of its groups' digests (see site_groups), so that a build that changed a few
-    units makes again only the digests of their groups (Ledger.site_id, SiteIds)."""
-    return groups_id(site_groups(unit_keys))
+    digest of its parts' digests (see site_parts), so that a build that changed a few
+    units makes again only the digests of their parts (Ledger.site_id, SiteIds)."""
+    return parts_id(site_parts(unit_keys))
 
 
-def groups_id(groups: Mapping[str, str]) -> str:
-    """The site id of the units whose groups have these digests."""
-    return digest(*(f"{group}={made}" for group, made in sorted(groups.items())))
+def parts_id(parts: Mapping[str, str]) -> str:
+    """The site id of the units whose parts have these digests."""
+    return digest(*(f"{part}={made}" for part, made in sorted(parts.items())))
 
 
-def site_groups(unit_keys: Mapping[str, str], only: Collection[str] | None = None
-                ) -> dict[str, str]:
-    """The digest of each group of units, or of the `only` ones it has: each unit in the
-    group that names its page in a large site's sitemap (urls.sitemap_part_of: a month's
-    stories, a month's editions, the other pages), so that an hour touches a few groups
-    of thousands of units, not the 155,000 units of 100,000 stories."""
-    members = groups_of(unit_keys, only)
-    return {group: digest(*(_site_part(unit, unit_keys[unit]) for unit in sorted(units)))
-            for group, units in members.items()}
+def site_parts(unit_keys: Mapping[str, str], only: Collection[str] | None = None
+               ) -> dict[str, str]:
+    """The digest of each part of the units, or of the `only` parts it has: the units
+    whose pages one part of a large site's sitemap lists (urls.sitemap_part_of: a month's
+    stories, a month's editions, the other pages), so that an hour touches a few parts of
+    thousands of units, not the 155,000 units of 100,000 stories."""
+    members = units_by_part(unit_keys, only)
+    return {part: digest(*(_site_part(unit, unit_keys[unit]) for unit in sorted(units)))
+            for part, units in members.items()}
 
 
-def groups_of(units: Iterable[str], only: Collection[str] | None = None
-              ) -> dict[str, list[str]]:
-    """The units of each group (see site_groups), or of the `only` groups."""
-    # A group is named by a unit's first characters: asked once for each of about 50
+def parts_after(before: Mapping[str, str], unit_keys: Mapping[str, str],
+                changed: Iterable[str]) -> dict[str, str]:
+    """The parts' digests of the units `unit_keys`, from those of the units before them
+    (`before`) and the units `changed` since (added, dropped or under another key)."""
+    touched = units_by_part(changed).keys()
+    parts = {part: made for part, made in before.items() if part not in touched}
+    parts.update(site_parts(unit_keys, touched))
+    return parts
+
+
+def units_by_part(units: Iterable[str], only: Collection[str] | None = None
+                  ) -> dict[str, list[str]]:
+    """The units of each part (see site_parts), or of the `only` parts."""
+    # A part is named by a unit's first characters: asked once for each of about 50
     # beginnings, not for each unit.
     names: dict[str, str] = {}
     found: dict[str, list[str]] = {}
     for unit in units:
         head = unit[:urls.SITEMAP_PART_HEAD]
-        group = names.get(head)
-        if group is None:
-            group = names[head] = urls.sitemap_part_of(head)
-        if only is None or group in only:
-            found.setdefault(group, []).append(unit)
+        part = names.get(head)
+        if part is None:
+            part = names[head] = urls.sitemap_part_of(head)
+        if only is None or part in only:
+            found.setdefault(part, []).append(unit)
     return found
 
 
@@ -190,12 +200,12 @@ class Keyed(Protocol):
 
 class SiteIds:
     """`site_id` of one site after another, for a long-running process (desk serve): the
-    digests of the groups of the units that changed since the last call are made again
+    digests of the parts of the units that changed since the last call are made again
     (a save changes a few units of tens of thousands)."""
 
     def __init__(self) -> None:
         self._keys: dict[str, str] = {}
-        self._groups: dict[str, str] = {}  # each group's digest (see site_groups)
+        self._parts: dict[str, str] = {}  # each part's digest (see site_parts)
 
     def site_id(self, units: Mapping[str, Keyed]) -> str:
         """What `site_id({unit: record.key for unit, record in units.items()})` gives."""
@@ -206,10 +216,6 @@ class SiteIds:
             del keys[unit]
         for unit in changed:
             keys[unit] = units[unit].key
-        touched = groups_of([*changed, *gone]).keys()
-        if touched:
-            groups = {group: made for group, made in self._groups.items()
-                      if group not in touched}
-            groups.update(site_groups(keys, touched))
-            self._groups = groups
-        return groups_id(self._groups)
+        if changed or gone:
+            self._parts = parts_after(self._parts, keys, [*changed, *gone])
+        return parts_id(self._parts)

@@ -26,11 +26,11 @@ class Ledger:
     """Which units this build kept and which it rendered, with their keys and files."""
 
     def __init__(self, previous: dict[str, UnitRecord], keeper: Keeper,
-                 groups: Mapping[str, str] | None = None) -> None:
+                 parts: Mapping[str, str] | None = None) -> None:
         self._previous = previous
         self._keeper = keeper
-        # The digests of the groups of the previous units (see keys.site_groups), when known.
-        self._groups = groups
+        # The digests of the parts of the previous units (see keys.site_parts), when known.
+        self._parts = parts
         self.units: dict[str, UnitRecord] = {}
         self.reused = 0
         self._rendered: list[str] = []  # units recorded, not kept as they were
@@ -103,20 +103,18 @@ class Ledger:
 
     def site_id(self) -> tuple[str, dict[str, str]]:
         """A deterministic id of what was built (same input, same id: keys.site_id), and
-        the digests of its units' groups it is made from: those of the groups in which no
+        the digests of its units' parts it is made from: those of the parts in which no
         unit was recorded anew or dropped are the previous ones, when known (an hour
-        touches a few groups; at 100,000 stories, making every group's took 0.15 s)."""
-        previous, before, units = self._previous, self._groups, self.units
+        touches a few parts; at 100,000 stories, making every part's took 0.15 s)."""
+        previous, before, units = self._previous, self._parts, self.units
         if before is None:
-            groups = keys.site_groups(self.keys())
+            parts = keys.site_parts(self.keys())
         else:
             # Told by identity: a kept unit's record is the very one read.
-            touched = keys.groups_of([*(unit for unit, record in units.items()
-                                        if previous.get(unit) is not record),
-                                      *(previous.keys() - units.keys())]).keys()
-            groups = {group: made for group, made in before.items() if group not in touched}
-            groups.update(keys.site_groups(self.keys(), touched))
-        return keys.groups_id(groups), groups
+            parts = keys.parts_after(before, self.keys(), [
+                *(unit for unit, record in units.items() if previous.get(unit) is not record),
+                *(previous.keys() - units.keys())])
+        return keys.parts_id(parts), parts
 
 
 class UnitField(Mapping[str, str]):

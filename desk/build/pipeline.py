@@ -190,7 +190,7 @@ def _build(config: Config, clock: Clock, target: Target, cache: BuildCache,
         findings.insert(0, Finding(str(out), "", "output", str(exc).removeprefix(f"{out}: ")))
         return BuildReport(False, _with_held(findings, held), timings=timer.timings)
     ledger = Ledger(cache.state.units_of(writer.previous_id), writer,
-                    cache.state.groups_of(writer.previous_id))
+                    cache.state.parts_of(writer.previous_id))
     try:
         assets = collect_assets(config.static_dir)
         ctx, keys = _prepared(render_context(catalog, config, clock, cache.session, assets,
@@ -205,7 +205,7 @@ def _build(config: Config, clock: Clock, target: Target, cache: BuildCache,
                     _settled(cache, catalog, ledger, left, config, _keyed_under(keys, catalog)))
         indexed = _render_and_index(ctx, plan, assets, (cache, workers), timer)
         findings += indexed.findings
-        site_id, groups = _site_id(ledger, cache.session)
+        site_id, parts = _site_id(ledger, cache.session)
         writer.swap_in(site_id)
         timer.lap("write")
     except BaseException as exc:
@@ -219,7 +219,7 @@ def _build(config: Config, clock: Clock, target: Target, cache: BuildCache,
             cache.forget()  # the next build starts afresh
         return BuildReport(False, _with_held([failure, *findings], held),
                            timings=timer.timings)
-    _remember(cache, plan, catalog, indexed, (site_id, groups))
+    _remember(cache, plan, catalog, indexed, (site_id, parts))
     timer.lap("save")
     return BuildReport(ok=True, findings=tuple(findings), published=catalog.published,
                        held=catalog.held, files=writer.files, bytes=writer.bytes,
@@ -232,7 +232,7 @@ def _build(config: Config, clock: Clock, target: Target, cache: BuildCache,
 def _remember(cache: BuildCache, plan: Plan, catalog: Catalog, indexed: Indexed,
               site: tuple[str, dict[str, str] | None]) -> None:
     """Save what the next build starts from: the site built (`site`: its id and its
-    units' groups' digests, when made), its URL history, search bundles, what its keys
+    units' parts' digests, when made), its URL history, search bundles, what its keys
     were made under and which stories were held."""
     state, writer, ledger = cache.state, plan.writer, plan.ledger
     state.advance(writer.previous_id, ledger.units, writer.loose_files(ledger.rendered_files),
@@ -357,7 +357,7 @@ def _discard(writer: SiteWriter, session: Session | None) -> None:
 
 
 def _site_id(ledger: Ledger, session: Session | None) -> tuple[str, dict[str, str] | None]:
-    """The id of what was built, with its units' groups' digests (see keys.site_groups);
+    """The id of what was built, with its units' parts' digests (see keys.site_parts);
     a long-running process keeps its own (SiteIds)."""
     if session is not None:
         return session.site_ids.site_id(ledger.units), None

@@ -262,9 +262,9 @@ class SavedState:
     # links are the last build's has the key it had (see desk.build.pipeline).
     keyed_under: tuple[str, tuple[tuple[str, str], ...]] = ("", ())
     held: tuple[str, ...] = ()  # the URL paths of the stories held back (their key differs)
-    # The digests of the groups of `units` that `site_id` is made of (keys.site_groups),
-    # when known: an hourly build makes again only those of the groups it touched.
-    site_groups: dict[str, str] | None = None
+    # The digests of the parts of `units` that `site_id` is made of (keys.site_parts),
+    # when known: an hourly build makes again only those of the parts it touched.
+    site_parts: dict[str, str] | None = None
     stored: Stored | None = field(default=None, compare=False, repr=False)
     # An inspection has brought `inspected` up to date since `units` were last advanced
     # (a build that did not finish): what changed since the units' build is not known.
@@ -282,10 +282,10 @@ class SavedState:
         """The units of the live site, if this state describes it (else none)."""
         return self.units if self.describes(live_id) else {}
 
-    def groups_of(self, live_id: str | None) -> dict[str, str] | None:
-        """The digests of the groups of the live site's units, if this state describes
+    def parts_of(self, live_id: str | None) -> dict[str, str] | None:
+        """The digests of the parts of the live site's units, if this state describes
         it and knows them."""
-        return self.site_groups if self.describes(live_id) else None
+        return self.site_parts if self.describes(live_id) else None
 
     def adopt_inspections(self, other: SavedState) -> None:
         """Start from another state's inspections of the content (and of its images) when
@@ -303,25 +303,25 @@ class SavedState:
         """Forget the sites this state describes (their files cannot be trusted); keep
         the inspections and the URL history."""
         self.site_id, self.units, self.loose, self.spare = "", {}, (), None
-        self.search, self.keyed_under, self.site_groups = {}, ("", ()), None
+        self.search, self.keyed_under, self.site_parts = {}, ("", ()), None
 
     def forget_units(self, unit_ids: Collection[str]) -> None:
         """Forget some units of the live site (their files are not what was recorded):
         the next build renders them."""
         self.units = {k: v for k, v in self.units.items() if k not in unit_ids}
-        self.site_groups = None  # no longer those of the units
+        self.site_parts = None  # no longer those of the units
 
     def advance(self, live_id: str | None, units: dict[str, UnitRecord],
                 loose: tuple[str, ...], site_id: str,
-                groups: dict[str, str] | None = None) -> None:
-        """Describe the site just swapped in (`groups`: its units' groups' digests, when
+                parts: dict[str, str] | None = None) -> None:
+        """Describe the site just swapped in (`parts`: its units' parts' digests, when
         made); the one it replaced becomes the spare."""
         known = self.describes(live_id)
         # The units' mapping itself, not a copy: a state's mappings are replaced, never
         # changed in place, once a build has read them.
         self.spare = self.site() if known else None
         self.units, self.loose = units, loose
-        self.site_id, self.site_groups = site_id, groups
+        self.site_id, self.site_parts = site_id, parts
         self.inspected_ahead = False
 
 
@@ -405,7 +405,7 @@ def _read_state(db: sqlite3.Connection, path: Path, spare: bool) -> SavedState:
                            history, shared=shared),
                        search=_search_from_json(meta["search"]),
                        media=dict(meta.get("media") or {}),
-                       site_groups=_groups_from_json(meta.get("site_groups")),
+                       site_parts=_parts_from_json(meta.get("site_parts")),
                        **_keyed_from_json(meta.get("keyed_under")))
     state.stored = Stored(path, str(meta["generation"]), units)
     return state
@@ -484,8 +484,8 @@ def _keyed_from_json(data: Any) -> dict[str, Any]:
     return {}
 
 
-def _groups_from_json(data: Any) -> dict[str, str] | None:
-    """The digests of the units' groups; not known when not in the form written (a
+def _parts_from_json(data: Any) -> dict[str, str] | None:
+    """The digests of the units' parts; not known when not in the form written (a
     state from before they were kept, or damaged)."""
     if isinstance(data, dict) and all(isinstance(v, str) for v in data.values()):
         return data
@@ -714,7 +714,7 @@ def _write_meta(db: sqlite3.Connection, state: SavedState, generation: str,
         "generation": lambda: generation,
         "counts": lambda: [len(state.inspected), len(state.units)],
         "site_id": lambda: state.site_id,
-        "site_groups": lambda: state.site_groups,
+        "site_parts": lambda: state.site_parts,
         "check_key": lambda: state.check_key,
         "loose": lambda: list(state.loose),
         "history": lambda: history.to_json() if history is not None else None,

@@ -618,10 +618,13 @@ def _lone_surrogates(value: Any, pointer: str) -> Iterator[str]:
             yield from _lone_surrogates(item, f"{pointer}/{i}")
 
 
-def layout_warnings(path: str, story: Story, config: Config) -> list[Finding]:
-    """Warn where a story's own URL fields disagree with the layout (they are recomputed)."""
+def layout_warnings(path: str, story: Story) -> list[Finding]:
+    """Warn where a story's own URL fields disagree with the layout (they are recomputed).
+    Only the path counts, and the finding names the layout's path: a staging or preview
+    base URL is no disagreement, and what a file's own checks find does not depend on
+    where the site is published (see keys.check_key)."""
     findings = []
-    expected = expected_urls(story, config)
+    expected = expected_paths(story)
     given: dict[str, str | None] = {"/url": story.url}
     if story.links is not None:
         for key, value in story.links.to_pointer_map().items():
@@ -629,14 +632,10 @@ def layout_warnings(path: str, story: Story, config: Config) -> list[Finding]:
     if story.reuse is not None and story.reuse.canonical_url is not None:
         given["/reuse/canonical_url"] = story.reuse.canonical_url
     for pointer, value in given.items():
-        # Only the path counts: a staging or preview base URL is not a disagreement, and
-        # the finding names the layout's path, not a URL: what a file's own checks find
-        # does not depend on where the site is published (see keys.check_key).
-        layout_path = urlsplit(expected[pointer]).path[len(config.base_path):]
-        if value is not None and not _same_place(value, layout_path):
+        if value is not None and not _same_place(value, expected[pointer]):
             findings.append(Finding(path, pointer, "url-mismatch",
                                     f"{value} differs from the layout's path "
-                                    f"{layout_path} (the layout's URL is used)",
+                                    f"{expected[pointer]} (the layout's URL is used)",
                                     severity="warning"))
     return findings
 
@@ -646,18 +645,24 @@ def _same_place(given: str, layout_path: str) -> bool:
     return parts.path.endswith(layout_path) and not parts.query and not parts.fragment
 
 
-def expected_urls(story: Story, config: Config) -> dict[str, str]:
-    """The absolute URLs the layout gives a story, keyed by JSON pointer."""
+def expected_paths(story: Story) -> dict[str, str]:
+    """The site paths the layout gives a story's own URL fields, keyed by JSON pointer."""
     path = story_url_path(story)
     return {
-        "/url": urls.absolute(config, path),
-        "/links/html": urls.absolute(config, path),
-        "/links/json": urls.absolute(config, path + "index.json"),
-        "/links/markdown": urls.absolute(config, path + "index.md"),
-        "/links/newsroom": urls.absolute(config, urls.newsroom_path(story.newsroom)),
-        "/links/edition": urls.absolute(config, urls.edition_path(story.edition)),
-        "/reuse/canonical_url": urls.absolute(config, path),
+        "/url": path,
+        "/links/html": path,
+        "/links/json": path + "index.json",
+        "/links/markdown": path + "index.md",
+        "/links/newsroom": urls.newsroom_path(story.newsroom),
+        "/links/edition": urls.edition_path(story.edition),
+        "/reuse/canonical_url": path,
     }
+
+
+def expected_urls(story: Story, config: Config) -> dict[str, str]:
+    """The absolute URLs the layout gives a story, keyed by JSON pointer."""
+    return {pointer: urls.absolute(config, path)
+            for pointer, path in expected_paths(story).items()}
 
 
 def _display(path: Path) -> str:

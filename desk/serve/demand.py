@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import replace
 
 from desk import urls
@@ -51,15 +51,16 @@ class PagesOnDemand:
         folder = "/" + relative[:relative.rfind("/") + 1]
         with self._lock:
             outputs = self._story(folder)
+            if outputs is not None:
+                return _named(outputs, relative)
             # A page's files are its folder's unit; a feed's, a sitemap's or an image's,
             # the unit named by the file (a feed's other two formats wait for the build).
-            for unit_id in (() if outputs is not None else (folder, "/" + relative)):
+            for unit_id in (folder, "/" + relative):
                 unit = self._unit(unit_id)
-                outputs = list(unit.render()) if unit is not None else []
-                if any(urls.relative_file(o.path) == relative for o in outputs):
-                    break
-        return next((o.data for o in outputs or () if urls.relative_file(o.path) == relative),
-                    None)
+                found = _named(unit.render(), relative) if unit is not None else None
+                if found is not None:
+                    return found
+        return None
 
     def digest(self, path: str) -> str | None:
         """The sha256 of a published story's index.json (None: no such story)."""
@@ -93,6 +94,11 @@ class PagesOnDemand:
             if unit.id == unit_id:
                 return unit
         return None
+
+
+def _named(outputs: Iterable[Output], relative: str) -> bytes | None:
+    """The bytes of the output that is the file `relative`, if one is."""
+    return next((o.data for o in outputs if urls.relative_file(o.path) == relative), None)
 
 
 class _Digests(Mapping[str, str]):

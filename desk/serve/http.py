@@ -11,7 +11,7 @@ import html
 import posixpath
 import sys
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
@@ -171,7 +171,7 @@ class Handler(BaseHTTPRequestHandler):
     def respond(self, head: bool) -> None:
         state = self.state
         root = state.folder
-        if not state.has_site and state.starting:
+        if not state.has_site and state.demand is not None:
             if self.respond_on_demand(head):
                 return
             state.wait_for_start(timeout=START_WAIT)
@@ -208,13 +208,19 @@ class Handler(BaseHTTPRequestHandler):
             if not isinstance(found, Path):
                 self.send(404, "text/plain; charset=utf-8", b"Not found\n", head)
                 return
-        kind = SPECIAL_TYPES.get(found.name) or CONTENT_TYPES.get(
-            found.suffix, "application/octet-stream")
-        if found.suffix == ".html":
-            body = inject(body, reload_snippet(state, page_of(self.path)))
+        self.send_file(found.relative_to(root).as_posix(), body, head)
+
+    def send_file(self, relative: str, body: bytes, head: bool) -> None:
+        """A file of the site (its path relative to the site): an HTML page with the
+        reload script (and the errors, the story's warnings) added."""
+        path = PurePosixPath(relative)
+        kind = SPECIAL_TYPES.get(path.name) or CONTENT_TYPES.get(
+            path.suffix, "application/octet-stream")
+        if path.suffix == ".html":
+            body = inject(body, reload_snippet(self.state, page_of(self.path)))
         # A content-hashed file never changes under its name: a reload need not fetch the
         # page's stylesheet and scripts again.
-        kept = kind_of(found.relative_to(root).as_posix()) == "asset"
+        kept = kind_of(relative) == "asset"
         self.send(200, kind, body, head, IMMUTABLE if kept else "no-store")
 
     def respond_on_demand(self, head: bool) -> bool:
@@ -229,13 +235,7 @@ class Handler(BaseHTTPRequestHandler):
             return False
         if body is None:
             return False
-        name = relative.rsplit("/", 1)[-1]
-        suffix = name[name.rfind("."):] if "." in name else ""
-        kind = SPECIAL_TYPES.get(name) or CONTENT_TYPES.get(suffix, "application/octet-stream")
-        if suffix == ".html":
-            body = inject(body, reload_snippet(self.state, page_of(self.path)))
-        kept = kind_of(relative) == "asset"
-        self.send(200, kind, body, head, IMMUTABLE if kept else "no-store")
+        self.send_file(relative, body, head)
         return True
 
     def send(self, status: int, kind: str, body: bytes, head: bool,

@@ -43,8 +43,7 @@ class SiteState:
     # The pages (URL paths) each recent epoch changed (None: any page may have).
     paths: dict[int, tuple[str, ...] | None] = field(default_factory=dict)
     # While the first build runs, served before it ends: the files it will write, made
-    # on demand (desk.serve.demand; None: a file it cannot make, which waits for the build).
-    starting: bool = False
+    # on demand (desk.serve.demand; a file it cannot make, None, waits for the build).
     demand: Callable[[str], bytes | None] | None = None
 
     @property
@@ -70,8 +69,7 @@ class SiteState:
             if errors or self.errors:
                 pages = None  # the overlay is on every page
             self.errors = errors
-            self.warming = self.starting = False
-            self.demand = None
+            self.warming, self.demand = False, None
             if not keep_ahead:
                 self.ahead = None
             self._advance(pages)
@@ -79,13 +77,13 @@ class SiteState:
     def start(self, demand: Callable[[str], bytes | None]) -> None:
         """Serve while the first build runs, each file it will write made on demand."""
         with self.changed:
-            self.starting, self.demand = True, demand
+            self.demand = demand
 
     def wait_for_start(self, timeout: float) -> None:
         """Wait for the first build to end (a file it will write that cannot be made on
         demand)."""
         with self.changed:
-            self.changed.wait_for(lambda: not self.starting or self.closing, timeout)
+            self.changed.wait_for(lambda: self.demand is None or self.closing, timeout)
 
     def resume(self) -> None:
         """Serve the site the last preview left, as it is, while its first build runs."""
