@@ -112,6 +112,25 @@ def test_a_second_preview_of_a_site_works_in_a_folder_of_its_own(tmp_path: Path)
     again.close()
 
 
+
+def test_a_dead_previews_leftovers_are_deleted_by_a_process_of_their_own(
+        tmp_path: Path) -> None:
+    """A whole site thrown away is deleted away from the preview's interpreter (a thread
+    of it took the preview's start from it), even once the preview has stopped."""
+    left = tmp_path / PREVIEW / "desk-build-leftover"
+    for n in range(50):
+        (left / f"d{n}").mkdir(parents=True)
+        (left / f"d{n}" / "index.html").write_text("old")
+    (tmp_path / PREVIEW / "stray-file").write_text("old")
+    folder = PreviewFolder(tmp_path)
+    folder.close()  # the deletion goes on without the preview
+    emptying = folder.emptying
+    assert emptying is not None and emptying.pid != os.getpid()
+    assert emptying.wait(timeout=60) == 0
+    assert list((tmp_path / PREVIEW / "trash").iterdir()) == []
+    assert {p.name for p in (tmp_path / PREVIEW).iterdir()} == {"trash", ".preview.lock"}
+
+
 @pytest.mark.parametrize("error", [BrokenPipeError, ConnectionResetError])
 def test_a_closed_tab_is_silent_and_other_errors_are_not(
         capsys: pytest.CaptureFixture[str], error: type[Exception]) -> None:

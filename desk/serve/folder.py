@@ -15,13 +15,15 @@ from __future__ import annotations
 
 import contextlib
 import shutil
+import subprocess
+import sys
 import tempfile
 import threading
 import uuid
 from pathlib import Path
 
 from desk.build.lock import LockBusy, writing
-from desk.build.writer import remove_tree
+from desk.serve import trash as trash_script
 
 PREVIEW = "preview"
 TRASH = "trash"
@@ -48,6 +50,8 @@ class PreviewFolder:
         except (LockBusy, OSError):
             self.shared = False
         self.path = shared if self.shared else Path(tempfile.mkdtemp(prefix="desk-serve-"))
+        # The process emptying the trash, last started (None: none yet, or none could be).
+        self.emptying: subprocess.Popen[bytes] | None = None
         if self.shared:
             self._clear_leftovers()
 
@@ -71,16 +75,27 @@ class PreviewFolder:
         for entry in self.path.iterdir():
             if entry.name not in (TRASH, _LOCK, SITE, CACHE, RECORD):
                 entry.rename(trash / uuid.uuid4().hex)
-        self.throw_away_later(None)
+        if any(trash.iterdir()):
+            self.throw_away_later(None)
 
     def throw_away_later(self, folder: Path | None) -> None:
-        """Move a folder into the trash (None: only empty it), deleted in the background."""
+        """Move a folder into the trash (None: only empty it), deleted in the background
+        by a process of its own (desk.serve.trash), which outlives the preview if it must:
+        a stop, even by a closed terminal, leaves less for the next start to delete."""
         trash = self.path / TRASH
         trash.mkdir(exist_ok=True)
         if folder is not None:
             folder.rename(trash / uuid.uuid4().hex)
-        threading.Thread(target=_empty, args=(trash,), daemon=True,
-                         name="desk-cleanup").start()
+        try:
+            self.emptying = subprocess.Popen(
+                [sys.executable, "-I", str(Path(trash_script.__file__)), str(trash)],
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL, start_new_session=True)
+        except (OSError, subprocess.SubprocessError):
+            self.emptying = None  # the next start empties it
+            return
+        # Waited for, so that it leaves no zombie behind while the preview runs.
+        threading.Thread(target=self.emptying.wait, daemon=True, name="desk-cleanup").start()
 
     def close(self) -> None:
         """Let the next preview have the folder (a temporary one is removed now)."""
@@ -88,7 +103,3 @@ class PreviewFolder:
         if not self.shared:
             shutil.rmtree(self.path, ignore_errors=True)
 
-
-def _empty(trash: Path) -> None:
-    for entry in list(trash.iterdir()) if trash.is_dir() else ():
-        remove_tree(entry)
