@@ -205,7 +205,7 @@ def test_a_page_worker_never_writes_through_to_the_live_site(
     (a bug, reported as such) must leave the live site as it was."""
     from desk.build.keys import KeyMaker
     from desk.build.ledger import Ledger
-    from desk.build.pipeline import Plan
+    from desk.build.pipeline import Plan, Workers
     from desk.build.state import UnitRecord
     from desk.build.writer import Staging, WriteError
     from desk.render import Output
@@ -223,7 +223,7 @@ def test_a_page_worker_never_writes_through_to_the_live_site(
              Unit("/b/", ("b",), lambda: [Output("/b/", b"b")]),  # this process's share
              Unit("/c/", ("c",), lambda: [Output("/a/", b"overwritten")])]  # the worker's
     with pytest.raises(WriteError, match="two outputs for /a/index.html"):
-        Plan(keys, ledger, writer).write(iter(units), jobs=2, describe=lambda exc: None)
+        Plan(keys, ledger, writer).write(iter(units), Workers(jobs=2), describe=lambda exc: None)
     writer.discard()
     assert (out / "a/index.html").read_bytes() == b"live page"
 
@@ -476,6 +476,56 @@ def test_units_kept_together_are_kept_as_one_by_one(tmp_path: Path) -> None:
             writer.discard()
         assert outcomes[0] == outcomes[1]
         assert outcomes[1][0] == [{"/b/", "/d/"}, {"/g/"}]
+
+
+
+def test_units_with_unchanged_inputs_are_carried_or_rendered_under_their_key(
+        tmp_path: Path) -> None:
+    """The plan carries units whose inputs are the last build's without making their
+    keys; one the writer cannot keep (one of its files already written) or the last
+    build lacks is rendered under the key of its inputs, made then."""
+    from desk.build.keys import KeyMaker
+    from desk.build.ledger import Ledger
+    from desk.build.pipeline import Plan
+    from desk.build.state import UnitRecord
+    from desk.build.writer import Staging
+    from desk.render import Output
+    from desk.render.context import Unit
+
+    out = tmp_path / "public"
+    live = Staging(out)
+    live.write([*(Output(f"/{n}/", f"old {n}".encode()) for n in "abcdef"),
+                Output("/c.txt", b"old c")])
+    live.swap_in("site-1")
+    keys = KeyMaker("site")
+    previous = {f"/{n}/": UnitRecord.of(f"/{n}/", keys.key((n,)), (f"{n}/index.html",))
+                for n in "abcdef"}
+    # c's files were two; one of them is now another unit's.
+    previous["/c/"] = UnitRecord.of("/c/", keys.key(("c",)), ("c/index.html", "c.txt"))
+    rendered: list[str] = []
+
+    def unit(name: str, carried: bool, page: str | None = None) -> Unit:
+        def render() -> list[Output]:
+            rendered.append(name)
+            return [Output(page or f"/{name}/", f"new {name}".encode())]
+        inputs = (name,)
+        return (Unit(f"/{name}/", None, render, carried=lambda: inputs) if carried
+                else Unit(f"/{name}/", inputs, render))
+
+    writer = Staging(out)
+    ledger = Ledger(previous, writer)
+    units = [unit("z", False, "/c.txt"),  # writes a file of c's: c cannot be kept
+             unit("a", True), unit("b", True), unit("c", True),
+             unit("d", False),  # keyed: its key is the last build's
+             unit("e", True), unit("g", True)]  # g: the last build had none
+    Plan(keys, ledger, writer).write(iter(units))
+    writer.swap_in("site-2")
+    assert sorted(rendered) == ["c", "g", "z"]
+    assert ledger.reused == 4  # a, b, d, e
+    assert {u: r.key for u, r in ledger.units.items()} == {
+        f"/{n}/": keys.key((n,)) for n in "abcdegz"}
+    assert (out / "c/index.html").read_bytes() == b"new c"
+    assert (out / "a/index.html").read_bytes() == b"old a"
 
 
 def test_a_new_process_makes_the_keys_of_changed_stories_only(

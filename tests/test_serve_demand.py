@@ -7,11 +7,12 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+import threading
 import urllib.request
 from pathlib import Path
 
 from conftest import NOW as CLI_NOW
-from conftest import read_until, tree
+from conftest import child_pids, read_until, tree
 from storygen import REPO, make_corpus, make_story, write_story
 from test_serve import NOW
 
@@ -93,3 +94,48 @@ def test_a_preview_with_nothing_known_serves_before_its_first_build_ends(
     finally:
         process.terminate()
         process.wait(timeout=60)
+
+
+def test_a_preview_serving_its_start_still_renders_with_forked_workers(
+        tmp_path: Path) -> None:
+    """Its server's threads leave alone what a worker uses while one is forked (a page
+    made on demand and the fork take one gate), so the start's build goes on rendering
+    with every core once it serves: forked copies of desk serve (the same command line)
+    run after its `Serving` line, before its first build's report. A real process."""
+    root = tmp_path / "site"
+    subprocess.run([sys.executable, "-m", "desk", "init", str(root), "--base-url",
+                    "https://news.example.org", "-q"], check=True)
+    stories = make_corpus(root / "content", 400)
+    process = subprocess.Popen([sys.executable, "-m", "desk", "serve", "--port", "0",
+                                "--now", CLI_NOW], cwd=root, stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stderr is not None
+        lines = read_until(process.stderr, [], "Serving ")
+        base = lines[-1].split()[1].rstrip("/")
+        command = Path(f"/proc/{process.pid}/cmdline").read_bytes()
+        built = threading.Event()
+        reader = threading.Thread(target=lambda: (read_until(process.stderr, lines, "start: "),
+                                                  built.set()), daemon=True)
+        reader.start()
+        story = f"/stories/{stories[9]['published_at'][:10]}/{stories[9]['slug']}/"
+        # A page made on demand, asked for while workers are forked.
+        asked = threading.Thread(target=lambda: urllib.request.urlopen(base + story,
+                                                                       timeout=120).read())
+        asked.start()
+        forked: set[int] = set()
+        while not forked and not built.wait(0.002):
+            forked = {pid for pid in child_pids(process.pid) if _command_of(pid) == command}
+        asked.join(timeout=120)
+        assert built.wait(timeout=120), lines
+        assert forked, "no worker forked once it served"
+        assert lines[-1].startswith("start: built 401 stories"), lines  # and the sample
+    finally:
+        process.terminate()
+        process.wait(timeout=60)
+
+
+def _command_of(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:  # it has ended
+        return b""

@@ -92,9 +92,11 @@ class Session:
     # Called once, from the build, with the next render context told (desk serve's
     # start: it serves from then on, making pages on demand until that build ends).
     on_rendered: Callable[[RenderContext], None] | None = None
-    # Whether the process serves (it has server threads): a build then forks no worker,
-    # as a child could inherit a lock a thread held half-way.
-    serving: bool = False
+    # Held while a build forks a worker, and by the server's threads while they use what
+    # a worker gets a copy of (the render context, to make a page on demand; the error
+    # stream): a worker never inherits a lock one of them held half-way, so a build keeps
+    # its workers while the process serves.
+    fork_gate: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def tell_rendered(self, ctx: RenderContext) -> None:
         """Keep a build's render context, as soon as its catalog is made."""

@@ -3,10 +3,12 @@ around them and write them straight into the staging folder.
 
 Workers are forked after the catalog is built, so they inherit everything they need (the
 catalog, templates, config) without copying it; only a small record per story comes back.
-Forking is only used from a process without threads: by the command-line build, and by
-`desk serve`'s start until it serves (its loading; once it serves, from its catalog on,
-it renders in one process: see Session.serving); and only where forking is safe
-(fork_safe): elsewhere the same build runs in one process, with the same output.
+Forking is used from a process without threads (the command-line build), or from one
+whose other threads leave alone what a worker uses while it is forked: `desk serve`,
+whose server threads take the gate a worker is forked under (Session.fork_gate) around
+making a page on demand and printing an error, so its start renders with every core
+while it serves. Only where forking is safe (fork_safe): elsewhere the same build runs
+in one process, with the same output.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import signal
 import sys
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from functools import partial
 from multiprocessing.connection import Connection
@@ -156,12 +158,14 @@ def start_workers(
     describe: Describe,
     root: Path,
     replace: bool = False,
+    gate: AbstractContextManager[object] | None = None,
 ) -> list[Worker]:
     """Fork one worker per chunk; each renders its stories and writes them below root
     (`replace`: unlinking each file first, where one may be a link to the live site).
-    `describe` turns a failure into the finding to report (None: an unexpected error)."""
-    return [_fork(_work, (partial(_write_stories, chunk, render), describe, root, replace))
-            for chunk in chunks]
+    `describe` turns a failure into the finding to report (None: an unexpected error);
+    `gate` is held while each is forked."""
+    return [_fork(_work, (partial(_write_stories, chunk, render), describe, root, replace),
+                  gate) for chunk in chunks]
 
 
 def start_unit_workers(
@@ -169,22 +173,26 @@ def start_unit_workers(
     describe: Describe,
     root: Path,
     replace: bool = False,
+    gate: AbstractContextManager[object] | None = None,
 ) -> list[Worker]:
     """Fork one worker per chunk of units' renderers; each writes its units' files below
-    root, and its outcome is each unit's files and their size in bytes, in order."""
-    return [_fork(_work, (partial(_write_units, chunk), describe, root, replace))
+    root, and its outcome is each unit's files and their size in bytes, in order (`gate`
+    held while each is forked)."""
+    return [_fork(_work, (partial(_write_units, chunk), describe, root, replace), gate)
             for chunk in chunks]
 
 
 Worker = tuple[multiprocessing.process.BaseProcess, Connection]
 
 
-def _fork(target: Callable[..., None], args: tuple[Any, ...]) -> Worker:
-    """Start target(*args, send) in a forked process; its outcome comes through the pipe."""
+def _fork(target: Callable[..., None], args: tuple[Any, ...],
+          gate: AbstractContextManager[object] | None = None) -> Worker:
+    """Start target(*args, send) in a forked process, holding `gate` meanwhile; its
+    outcome comes through the pipe."""
     context = multiprocessing.get_context("fork")
     receive, send = context.Pipe(duplex=False)
     process = context.Process(target=target, args=(*args, send), daemon=True)
-    with _stop_signals_held():
+    with gate or nullcontext(), _stop_signals_held():
         process.start()
     send.close()
     return process, receive

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Set
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import partial
@@ -158,13 +159,15 @@ def build(
     read = {"state": cache.read_seconds} if cache.read_seconds is not None else {}
     cache.read_seconds = None  # told once: desk serve builds from it again and again
     jobs = jobs if fork_safe() else 1  # workers are forked: only where that is safe
+    workers = Workers(jobs, progress, cache.session.fork_gate if cache.session is not None
+                      else nullcontext())
     with collector_paused():
         try:
-            report = _build(config, clock, target, cache, Workers(jobs, progress))
+            report = _build(config, clock, target, cache, workers)
         except LastSiteIncomplete:
             # The site the saved state describes is not all there: keep nothing of it.
             cache.state.disown()
-            report = _build(config, clock, target, cache, Workers(jobs, progress))
+            report = _build(config, clock, target, cache, workers)
     return replace(report, timings={**read, **report.timings})
 
 
@@ -198,8 +201,6 @@ def _build(config: Config, clock: Clock, target: Target, cache: BuildCache,
                               assets, cache.session, parsed)
         if cache.session is not None:  # not the parsed stories: a start may have many
             cache.session.tell_rendered(replace(ctx, parsed={}))
-            if cache.session.serving:  # it may have begun to serve: no forks from now on
-                workers = replace(workers, jobs=1)
         left = _left(replaced, sorted_out.content, catalog, ledger)
         plan = Plan(keys, ledger, writer, sorted_out.stand_ins, left,
                     _settled(cache, catalog, ledger, left, config, _keyed_under(keys, catalog)))
@@ -479,10 +480,12 @@ def _inspect(config: Config, clock: Clock, target: Target, cache: BuildCache, jo
 
 @dataclass(frozen=True)
 class Workers:
-    """How many processes may render, and who hears how far they got."""
+    """How many processes may render, who hears how far they got, and what is held while
+    a worker is forked (a long-running process's Session.fork_gate)."""
 
     jobs: int = 1
     progress: Progress | None = None
+    gate: AbstractContextManager[object] = field(default_factory=nullcontext)
 
 
 @dataclass(frozen=True)
@@ -503,12 +506,14 @@ class Plan:
     # (None: not known; see _settled).
     settled: Callable[[LoadedStory], bool] | None = None
 
-    def write(self, units: Units, jobs: int = 1, describe: Describe | None = None) -> None:
+    def write(self, units: Units, workers: Workers | None = None,
+              describe: Describe | None = None) -> None:
         """Each unit kept when its key is unchanged, else rendered and written: here, one
-        at a time, or shared with forked workers (up to `jobs` processes in all) when
-        there are many; `describe` names a worker's failure (see describe_failure)."""
+        at a time, or shared with forked workers (up to `workers.jobs` processes in all)
+        when there are many; `describe` names a worker's failure (see describe_failure)."""
         todo = self._to_render(units)
-        done = (self._shared(list(todo), jobs, describe) if jobs > 1 and describe is not None
+        done = (self._shared(list(todo), workers, describe)
+                if workers is not None and workers.jobs > 1 and describe is not None
                 else self._here(todo))
         for unit, key, files in done:
             if key is not None:
@@ -536,11 +541,11 @@ class Plan:
         for unit, key in todo:
             yield unit, key, self.writer.write(unit.render())
 
-    def _shared(self, todo: list[tuple[Unit, str | None]], jobs: int, describe: Describe
-                ) -> Iterator[tuple[Unit, str | None, tuple[str, ...]]]:
+    def _shared(self, todo: list[tuple[Unit, str | None]], workers: Workers,
+                describe: Describe) -> Iterator[tuple[Unit, str | None, tuple[str, ...]]]:
         """Each unit with its files, in order, its share rendered here or in a forked
         worker (all here when they are few)."""
-        count = min(jobs, sum(unit.cost for unit, _ in todo) // PARALLEL_MIN_UNITS)
+        count = min(workers.jobs, sum(unit.cost for unit, _ in todo) // PARALLEL_MIN_UNITS)
         if count <= 1:
             yield from self._here(todo)
             return
@@ -548,7 +553,8 @@ class Plan:
         shares = [todo[i::count] for i in range(count)]
         self.writer.flush()  # the kept units' links made before a worker writes beside them
         forked = start_unit_workers([[unit.render for unit, _ in share] for share in shares[1:]],
-                                    describe, self.writer.path, self.writer.shares_files)
+                                    describe, self.writer.path, self.writer.shares_files,
+                                    workers.gate)
         try:
             done = [[self.writer.write(unit.render()) for unit, _ in shares[0]]]
             for worker in forked:
@@ -590,7 +596,7 @@ def render_around(ctx: RenderContext, plan: Plan, assets: tuple[Asset, ...],
                   workers: Workers) -> None:
     """Every file of the site besides the stories (render_story_pages first): the pages
     around them, then the assets."""
-    plan.write(site_units(ctx), workers.jobs,
+    plan.write(site_units(ctx), workers,
                partial(describe_failure, templates_dir=ctx.config.templates_dir))
     for asset in assets:
         plan.writer.copy(asset.source, asset.path)
@@ -707,7 +713,7 @@ def _render_todo(todo: list[tuple[LoadedStory, str]], render: RenderUnit, writer
     writer.flush()  # the kept stories' links made before a worker writes beside them
     forked = start_workers(chunks[1:], render,
                            partial(describe_failure, templates_dir=ctx.config.templates_dir),
-                           writer.path, writer.shares_files)
+                           writer.path, writer.shares_files, workers.gate)
     try:
         # This process renders the first share meanwhile.
         yield from _render_here(chunks[0], render, writer, workers.progress,

@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections.abc import Iterable, Iterator, Mapping
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import replace
 
 from desk import urls
@@ -29,9 +30,11 @@ _NOTHING = Wanted(frozenset(), frozenset())
 
 class PagesOnDemand:
     """The files of one build's site, each made when asked for (one at a time: a
-    request's thread renders while the build goes on in its own)."""
+    request's thread renders while the build goes on in its own, holding `gate`, which
+    the build holds while it forks a worker: see Session.fork_gate)."""
 
-    def __init__(self, ctx: RenderContext) -> None:
+    def __init__(self, ctx: RenderContext,
+                 gate: AbstractContextManager[object] | None = None) -> None:
         # Nothing kept between builds is used or changed (the build's own process keeps
         # it); the stories' digests are made as lists ask for them.
         self._ctx = replace(ctx, recall=None, stories=StoryResults(
@@ -39,6 +42,7 @@ class PagesOnDemand:
         self._assets = {urls.relative_file(a.path): a.source
                         for a in collect_assets(ctx.config.static_dir)}
         self._lock = threading.RLock()  # a page asks for its stories' digests within
+        self._gate = gate or nullcontext()
         self._units: dict[str, Unit] = {}  # by id, as far as the site's units were read
         self._rest: Units | None = None
         self._digests: dict[str, str] = {}
@@ -49,7 +53,7 @@ class PagesOnDemand:
         if source is not None:
             return source.read_bytes()
         folder = "/" + relative[:relative.rfind("/") + 1]
-        with self._lock:
+        with self._gate, self._lock:
             outputs = self._story(folder)
             if outputs is not None:
                 return _named(outputs, relative)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import html
 import posixpath
 import sys
+from contextlib import AbstractContextManager, nullcontext
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -284,13 +285,21 @@ def make_handler(state: SiteState) -> type[BaseHTTPRequestHandler]:
 
 
 class PreviewHTTPServer(ThreadingHTTPServer):
-    """The preview's HTTP server: a browser tab closed mid-response is no error."""
+    """The preview's HTTP server: a browser tab closed mid-response is no error; another
+    error is printed holding `gate` (a worker forked meanwhile would inherit the error
+    stream's lock held: see Session.fork_gate)."""
 
     daemon_threads = True
+
+    def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler],
+                 gate: AbstractContextManager[object] | None = None) -> None:
+        super().__init__(address, handler)
+        self._gate = gate or nullcontext()
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         if isinstance(sys.exc_info()[1], ConnectionError):  # a broken pipe, a reset
             return
-        super().handle_error(request, client_address)
+        with self._gate:
+            super().handle_error(request, client_address)
 
 

@@ -89,7 +89,8 @@ class DevServer:
         self._stop = StopAsked()
         self._serving = False  # shutdown() waits for a serve loop: only one that started
         try:
-            self.httpd = PreviewHTTPServer((host, port), make_handler(self.state))
+            self.httpd = PreviewHTTPServer((host, port), make_handler(self.state),
+                                           self._session.fork_gate)
         except OSError as exc:
             self._folder.close()
             if exc.errno == errno.EADDRINUSE:
@@ -141,7 +142,7 @@ class DevServer:
     def _serve_early(self, ready: Callable[[], None], ctx: RenderContext) -> None:
         """Serve while the start's build renders (called by it, once its catalog is made):
         the files it will write, made on demand with its render context."""
-        self.state.start(PagesOnDemand(ctx).file)
+        self.state.start(PagesOnDemand(ctx, self._session.fork_gate).file)
         self.start()
         ready()
 
@@ -403,7 +404,6 @@ class DevServer:
 
     def start(self) -> threading.Thread:
         """Serve in a background thread (the watcher runs in the caller's)."""
-        self._session.serving = True  # a build forks no worker from now on
         thread = threading.Thread(target=self.httpd.serve_forever, daemon=True,
                                   name="desk-http")
         thread.start()
