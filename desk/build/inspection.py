@@ -11,6 +11,7 @@ apart: they stop only a build that shows drafts.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
@@ -93,7 +94,9 @@ def inspect_content(config: Config, cache: InspectionCache | None = None,
     paths = listed(content, STORIES, findings)
     draft_paths = listed(content, DRAFTS, draft_findings)
     parsed: dict[str, ParsedStory] = {}
-    results = _inspect_files(paths + draft_paths, config, cache, jobs, parsed)
+    # A long-running process may serve meanwhile: its workers are forked under its gate.
+    results = _inspect_files(paths + draft_paths, config, cache, (
+        jobs, session.fork_gate if session is not None else None), parsed)
     stories = _valid(paths, results, findings)
     drafts = [replace(item, draft=True) for item in _valid(draft_paths, results,
                                                            draft_findings)]
@@ -131,9 +134,12 @@ def _withdrawals(content: Path, findings: list[Finding]) -> tuple[LoadedWithdraw
 
 
 def _inspect_files(paths: list[str], config: Config, cache: InspectionCache | None,
-                   jobs: int, parsed: dict[str, ParsedStory]) -> dict[str, Inspected]:
-    """Each file's inspection: recalled when unchanged, else done (forked when many);
-    the stories parsed in this process are kept in `parsed` when they are few."""
+                   forking: tuple[int, AbstractContextManager[object] | None],
+                   parsed: dict[str, ParsedStory]) -> dict[str, Inspected]:
+    """Each file's inspection: recalled when unchanged, else done (forked when many, up
+    to `forking`'s count of processes, under its gate); the stories parsed in this
+    process are kept in `parsed` when they are few."""
+    jobs, gate = forking
     results: dict[str, Inspected] = {}
     todo: list[tuple[str, Stat | None]] = []
     for path in paths:
@@ -150,7 +156,7 @@ def _inspect_files(paths: list[str], config: Config, cache: InspectionCache | No
     workers = jobs if len(todo) >= PARALLEL_MIN_FILES else 1
     keep = parsed if workers == 1 and len(todo) <= KEEP_PARSED else None
     fresh = map_forked(partial(inspect_file, config=config, keep=keep), [p for p, _ in todo],
-                       workers)
+                       workers, gate)
     for (path, stat), result in zip(todo, fresh, strict=True):
         results[path] = result
         if cache is not None:

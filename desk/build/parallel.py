@@ -74,15 +74,17 @@ def default_jobs() -> int:
     return max(1, min(MAX_JOBS, cores or 1))
 
 
-def map_forked(func: Callable[[T], R], items: Sequence[T], workers: int) -> list[R]:
+def map_forked(func: Callable[[T], R], items: Sequence[T], workers: int,
+               gate: AbstractContextManager[object] | None = None) -> list[R]:
     """func over items, results in order: the first share here, the others in forked
-    processes (only from a process without threads). Used to load many files at once."""
+    processes (each forked holding `gate`: see the module's note on threads). Used to
+    load many files at once."""
     workers = max(1, min(workers, len(items)))
     if workers == 1 or not fork_safe():
         return [func(item) for item in items]
     size = -(-len(items) // workers)
     chunks = [items[i: i + size] for i in range(0, len(items), size)]
-    forked = [_fork(_map_chunk, (func, chunk)) for chunk in chunks[1:]]
+    forked = [_fork(_map_chunk, (func, chunk), gate) for chunk in chunks[1:]]
     try:
         results = [func(item) for item in chunks[0]]
         for worker in forked:
