@@ -9,7 +9,10 @@ import subprocess
 import sys
 import threading
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from conftest import NOW as CLI_NOW
 from conftest import child_pids, read_until, tree
@@ -68,16 +71,7 @@ def test_a_preview_with_nothing_known_serves_before_its_first_build_ends(
     catalog, before it renders: the line saying so comes before that build's report, and
     the pages asked for at once (made on demand, or by then written) are the files the
     build writes, stylesheet included. A real process."""
-    root = tmp_path / "site"
-    subprocess.run([sys.executable, "-m", "desk", "init", str(root), "--base-url",
-                    "https://news.example.org", "-q"], check=True)
-    stories = make_corpus(root / "content", 300)
-    process = subprocess.Popen([sys.executable, "-m", "desk", "serve", "--port", "0",
-                                "--now", CLI_NOW], cwd=root, stderr=subprocess.PIPE, text=True)
-    try:
-        assert process.stderr is not None
-        lines = read_until(process.stderr, [], "Serving ")
-        base = lines[-1].split()[1].rstrip("/")
+    with _cold_preview(tmp_path, 300) as (process, lines, base, stories):
         story = f"/stories/{stories[7]['published_at'][:10]}/{stories[7]['slug']}/"
         early = {path: urllib.request.urlopen(base + path, timeout=120).read()
                  for path in ("/", story)}
@@ -87,13 +81,10 @@ def test_a_preview_with_nothing_known_serves_before_its_first_build_ends(
         read_until(process.stderr, lines, "start: ")
         assert lines[-1].startswith("start: built 301 stories"), lines  # and the sample
         assert not any(line.startswith("start: ") for line in lines[:-1]), lines
-        site = root / ".desk-cache" / PREVIEW / "site"
+        site = tmp_path / "site" / ".desk-cache" / PREVIEW / "site"
         for path, body in early.items():
             assert re.sub(rb"<script>\(function\(\)\{var t=.*?</script>", b"", body) == (
                 site / path.lstrip("/") / "index.html").read_bytes(), path
-    finally:
-        process.terminate()
-        process.wait(timeout=60)
 
 
 def test_a_preview_serving_its_start_still_renders_with_forked_workers(
@@ -102,16 +93,7 @@ def test_a_preview_serving_its_start_still_renders_with_forked_workers(
     made on demand and the fork take one gate), so the start's build goes on rendering
     with every core once it serves: forked copies of desk serve (the same command line)
     run after its `Serving` line, before its first build's report. A real process."""
-    root = tmp_path / "site"
-    subprocess.run([sys.executable, "-m", "desk", "init", str(root), "--base-url",
-                    "https://news.example.org", "-q"], check=True)
-    stories = make_corpus(root / "content", 400)
-    process = subprocess.Popen([sys.executable, "-m", "desk", "serve", "--port", "0",
-                                "--now", CLI_NOW], cwd=root, stderr=subprocess.PIPE, text=True)
-    try:
-        assert process.stderr is not None
-        lines = read_until(process.stderr, [], "Serving ")
-        base = lines[-1].split()[1].rstrip("/")
+    with _cold_preview(tmp_path, 400) as (process, lines, base, stories):
         command = Path(f"/proc/{process.pid}/cmdline").read_bytes()
         built = threading.Event()
         reader = threading.Thread(target=lambda: (read_until(process.stderr, lines, "start: "),
@@ -129,6 +111,24 @@ def test_a_preview_serving_its_start_still_renders_with_forked_workers(
         assert built.wait(timeout=120), lines
         assert forked, "no worker forked once it served"
         assert lines[-1].startswith("start: built 401 stories"), lines  # and the sample
+
+
+@contextmanager
+def _cold_preview(tmp_path: Path, count: int) -> Iterator[
+        tuple[subprocess.Popen[str], list[str], str, list[dict[str, Any]]]]:
+    """A real `desk serve` of a new site of `count` stories (and the sample), nothing
+    known, read up to its `Serving` line: the process, its lines so far, its address and
+    the stories. Stopped on the way out."""
+    root = tmp_path / "site"
+    subprocess.run([sys.executable, "-m", "desk", "init", str(root), "--base-url",
+                    "https://news.example.org", "-q"], check=True)
+    stories = make_corpus(root / "content", count)
+    process = subprocess.Popen([sys.executable, "-m", "desk", "serve", "--port", "0",
+                                "--now", CLI_NOW], cwd=root, stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stderr is not None
+        lines = read_until(process.stderr, [], "Serving ")
+        yield process, lines, lines[-1].split()[1].rstrip("/"), stories
     finally:
         process.terminate()
         process.wait(timeout=60)

@@ -285,6 +285,28 @@ def test_a_state_read_for_a_site_with_no_spare_folder_leaves_the_spare_out(
     assert BuildCache.saved_for(cache_dir, out_dir).state.spare is not None
 
 
+
+def test_a_state_read_without_its_records_is_its_site_and_history(tmp_path: Path) -> None:
+    # What a preview with inspections of its own reads of the site's build state: the
+    # URL history to start from (and what site it describes), not 155,000 records.
+    file = tmp_path / "s.sqlite"
+    write_state(a_state(), file)
+    whole, bare = read_state(file), read_state(file, spare=False, records=False)
+    assert bare.inspected == {} and bare.units == {} and bare.spare is None
+    assert (bare.site_id, bare.history, bare.check_key) == (
+        whole.site_id, whole.history, whole.check_key)
+    assert dataclasses.replace(bare, spare=None, inspected={}, units={}) == dataclasses.replace(
+        whole, spare=None, inspected={}, units={})
+    out_dir, cache_dir = tmp_path / "public", tmp_path / "cache"
+    saved = BuildCache.saved_for(cache_dir, out_dir).file
+    assert saved is not None
+    write_state(a_state(), saved)
+    spare_path(out_dir).mkdir()
+    found = BuildCache.saved_for(cache_dir, out_dir, records=False)
+    assert found.state.inspected == {} and found.state.spare is None
+    assert found.recall_history(out_dir) == (whole.history, [])
+
+
 def test_a_large_difference_is_written_without_waiting_on_its_own_lock(tmp_path: Path) -> None:
     """A difference larger than SQLite's page cache makes the write take the file's
     exclusive lock before it commits; what the write takes from the file itself (texts

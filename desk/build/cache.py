@@ -135,11 +135,13 @@ class BuildCache:
     read_seconds: float | None = None
 
     @classmethod
-    def saved_for(cls, cache_dir: Path, out_dir: Path) -> BuildCache:
-        """The state saved for an output folder (empty when none or unreadable)."""
+    def saved_for(cls, cache_dir: Path, out_dir: Path, records: bool = True) -> BuildCache:
+        """The state saved for an output folder (empty when none or unreadable; without
+        its inspections and units unless `records`: see read_state)."""
         file = cls.file_for(cache_dir, out_dir)
         started = time.perf_counter()
-        state = read_state(file, spare=spare_path(out_dir).is_dir())
+        state = read_state(file, spare=records and spare_path(out_dir).is_dir(),
+                           records=records)
         return cls(state, file, read_seconds=time.perf_counter() - started)
 
     @staticmethod

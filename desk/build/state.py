@@ -327,10 +327,12 @@ class SavedState:
 
 # ---------------------------------------------------------------- reading
 
-def read_state(path: Path, spare: bool = True) -> SavedState:
+def read_state(path: Path, spare: bool = True, records: bool = True) -> SavedState:
     """A saved state, or an empty one if there is none or it is unreadable; without what
     it knows of the spare folder unless `spare` (when there is no such folder, it is of
-    no use, and after a change to desk's code it is as large as the site's own units).
+    no use, and after a change to desk's code it is as large as the site's own units);
+    without its inspections and units unless `records` (what its site is and its URL
+    history are read all the same).
 
     The state's file stays open while its stories' texts may be read from it (see
     StateFile)."""
@@ -340,7 +342,7 @@ def read_state(path: Path, spare: bool = True) -> SavedState:
         db: sqlite3.Connection | None = None
         try:
             db = _connect(path, readonly=True)
-            return _read_state(db, path, spare)
+            return _read_state(db, path, spare, records)
         except (sqlite3.Error, OSError, ValueError, KeyError, TypeError, IndexError,
                 AttributeError):
             if db is not None:
@@ -376,7 +378,8 @@ def unvouched(path: Path, stats: Mapping[str, Stat | None], clean: Mapping[str, 
         return None
 
 
-def _read_state(db: sqlite3.Connection, path: Path, spare: bool) -> SavedState:
+def _read_state(db: sqlite3.Connection, path: Path, spare: bool, records: bool = True
+                ) -> SavedState:
     # The spare's row is not even read when it is not wanted (it may be megabytes).
     meta = {name: orjson.loads(value) for name, value in db.execute(
         "SELECT name, value FROM meta" + ("" if spare else " WHERE name != 'spare'"))}
@@ -384,7 +387,7 @@ def _read_state(db: sqlite3.Connection, path: Path, spare: bool) -> SavedState:
         raise ValueError("another version")
     source = StateFile(db, path)
     inspected = {row[0]: _file_record(row, source) for row in db.execute(
-        "SELECT path, mtime, size, ino, blob, story, findings FROM inspected")}
+        "SELECT path, mtime, size, ino, blob, story, findings FROM inspected")} if records else {}
     # One string in memory for each story's URL path and id, which the units and the
     # URL history name again.
     shared = {text: text for record in inspected.values() if record.story is not None
@@ -393,8 +396,8 @@ def _read_state(db: sqlite3.Connection, path: Path, spare: bool) -> SavedState:
     units = {(unit_id := shared.get(unit, unit)):
              _unit_record(unit_id, key, files, "" if no_digest else source)
              for unit, key, files, no_digest in db.execute(
-                 "SELECT id, key, files, json_digest = '' FROM units")}
-    if [len(inspected), len(units)] != meta["counts"]:
+                 "SELECT id, key, files, json_digest = '' FROM units")} if records else {}
+    if records and [len(inspected), len(units)] != meta["counts"]:
         raise ValueError("rows are missing")  # a file cut short
     history = meta["history"]
     state = SavedState(site_id=str(meta["site_id"]), units=units,

@@ -178,7 +178,7 @@ class DevServer:
 
         After a change to stories only, the site folder is updated in place (only the
         files that changed are written); any other change rebuilds into a new folder.
-        `jobs` > 1 forks render workers: only before the server's threads start.
+        `jobs` > 1 forks render workers (under the session's fork gate).
         """
         started = time.perf_counter()
         try:
@@ -304,7 +304,11 @@ class DevServer:
         that of whatever site its folder holds), until a build succeeds."""
         if self._history_given:
             return ()  # the preview's own, from its last build
-        built = BuildCache.saved_for(config.cache_dir, config.output_dir)
+        # With inspections of its own (a preview started before), only the history is
+        # read: at 100,000 stories the build's whole state took 3 s of a resumed start's
+        # first build, which a save made at once waits for.
+        own = bool(self._cache.state.inspected)
+        built = BuildCache.saved_for(config.cache_dir, config.output_dir, records=not own)
         history, problems = built.recall_history(config.output_dir)
         if not problems:
             self._cache.start_history = history
