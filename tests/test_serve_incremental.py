@@ -31,6 +31,8 @@ from desk.serve.server import DevServer, content_paths
 
 NOW = datetime(2026, 11, 15, tzinfo=UTC)
 RELATED = "https://hangingcontext.com/stories/2026-11-14/story-number-{}/"
+# Where make_corpus places a story, on the published site.
+PUBLISHED = "https://hangingcontext.com/stories/2026-11-10/story-number-{}/"
 
 
 def _config(content: Path, tmp_path: Path, base_url: str = "https://hangingcontext.com",
@@ -245,8 +247,11 @@ PAGED_SAVES: list[tuple[str, Step, int]] = [
     ("fixes", _in_place(12, headline="Mended"), 0),
     ("removes", _remove(13), 0),
     ("removes an edition's only story", _remove(60), 0),
-    ("relates", _in_place(14, related=[{"url": RELATED.format(15), "headline": ""}]), 0),
-    ("changes the related story", _edit(15, headline="Related, edited"), 0),
+    # Links written for the published site, as a story's own URL is, while the preview
+    # has a base URL of its own: they lead to the story, whose headline the page shows.
+    ("relates", _in_place(14, url=PUBLISHED.format(14),
+                          related=[{"url": PUBLISHED.format(15), "headline": ""}]), 0),
+    ("changes the related story", _in_place(15, headline="Related, edited"), 0),
     ("adds a draft", lambda c: [write_draft(c, make_story(70, newsroom="climate"))], 0),
 ]
 
@@ -284,7 +289,8 @@ def test_each_save_of_a_paged_site_equals_a_build_from_nothing(tmp_path: Path) -
         dev.stop()
     assert ahead == {what: 3 for what in ("edits a headline", "edits an archived story",
                                           "edits nothing shown", "changes when modified",
-                                          "adds one in a new edition")}, ahead
+                                          "adds one in a new edition",
+                                          "changes the related story")}, ahead
 
 
 def _inspect_both(content: Path, config: Config, session: Session) -> None:

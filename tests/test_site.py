@@ -442,16 +442,23 @@ _URL_PARTS = st.sampled_from(["https://", "HTTPS://", "http://", " ", "\t", "han
                         "https://example.org/desk", "https://example.org/desk/",
                         "HTTPS://hangingcontext.com:443"]),
        st.one_of(st.none(), st.sampled_from(["https://example.org/stories/x/",
-                                             "https://staging.example/stories/y/"])))
+                                             "https://staging.example/stories/y/",
+                                             "http://127.0.0.1:8000/stories/z/",
+                                             "https://u@staging.example:8443/stories/v/",
+                                             "HTTPS://staging.example/stories/w/",
+                                             "https://staging.example?q/stories/w/"])))
 def test_a_link_read_without_parsing_leads_where_parsing_says(url: str, base: str,
                                                               story_url: str | None) -> None:
     config = load_config(REPO / "pyproject.toml", {"base_url": base})
     assert (urls.internal_story_path(url, config, story_url)
             == urls.parsed_story_path(url, config, story_url))
-    for path in ("stories/2026-11-10/a/", "stories/2026-11-10/a/?x", "n/climate/"):
-        link = f"{base.rstrip('/')}/{path}"
-        assert (urls.internal_story_path(link, config, story_url)
-                == urls.parsed_story_path(link, config, story_url))
+    # Links on base_url's host, and on the story's own (a preview's base URL is its own).
+    hosts = [base.rstrip("/"), *(["/".join(story_url.split("/")[:3])] if story_url else [])]
+    for host in hosts:
+        for path in ("stories/2026-11-10/a/", "stories/2026-11-10/a/?x", "n/climate/", url):
+            link = f"{host}/{path}"
+            assert (urls.internal_story_path(link, config, story_url)
+                    == urls.parsed_story_path(link, config, story_url))
 
 
 _BASES = ["https://hangingcontext.com", "https://example.org/desk/", "https://stories",

@@ -59,7 +59,7 @@ from desk.content.digests import digest
 from desk.content.findings import Finding, sort_findings
 from desk.content.gitblobs import clean_blobs
 from desk.content.history import Redirect, UrlHistory
-from desk.content.loader import ContentChanged, LoadedStory, ParsedStory
+from desk.content.loader import ContentChanged, LoadedStory, ParsedStory, Summary
 from desk.content.media import BrokenImage, MediaProbe, is_local, local_refs, probe_media
 from desk.content.prose import Prose
 from desk.render import Output
@@ -659,9 +659,9 @@ def _carry_settled(plan: Plan, published: Sequence[LoadedStory]) -> Set[str]:
 
 def story_key(ctx: RenderContext, keys: KeyMaker) -> Callable[[LoadedStory], str]:
     """A story's unit key: its file and what its page shows of the catalog (see
-    story_page_inputs). A long-running process recalls the key of a story without related
-    links or image files while its file (the very LoadedStory) and its newsroom's title
-    are the same."""
+    story_page_inputs). A long-running process recalls the key of a story without image
+    files while its file (the very LoadedStory), its newsroom's title and the stories its
+    related links lead to (the very ones, or none) are the same."""
     catalog, config = ctx.catalog, ctx.config
 
     def make(item: LoadedStory) -> str:
@@ -671,17 +671,29 @@ def story_key(ctx: RenderContext, keys: KeyMaker) -> Callable[[LoadedStory], str
     if ctx.recall is None:
         return make
     kept, newsrooms = ctx.recall.story_keys, catalog.newsroom_index
+    moved, published = catalog.moved, catalog.by_path
+
+    def leads(summary: Summary) -> tuple[LoadedStory | None, ...]:
+        """Where a story's related links lead, as its page tells (see view._related):
+        told for 400,000 links at 100,000 stories on every save, not their headlines."""
+        found: list[LoadedStory | None] = []
+        for url in summary.related_urls:
+            path = urls.internal_story_path(url, config, summary.url)
+            found.append(None if path is None else published.get(moved.get(path, path)))
+        return tuple(found)
 
     def recalled(item: LoadedStory) -> str:
         summary = item.summary
-        if summary.related_urls or any(map(is_local, summary.images)):
-            return make(item)  # where links lead, or an image file, may change apart
-        title = newsrooms[item.summary.newsroom].title
+        if any(map(is_local, summary.images)):
+            return make(item)  # an image file may change apart from the story
+        title = newsrooms[summary.newsroom].title
+        targets = leads(summary) if summary.related_urls else ()
         found = kept.get(item.url_path)
-        if found is not None and found[0] is item and found[1] == title:
+        if (found is not None and found[0] is item and found[1] == title
+                and found[3] == targets):
             return found[2]
         key = make(item)
-        kept[item.url_path] = (item, title, key)
+        kept[item.url_path] = (item, title, key, targets)
         return key
 
     return recalled

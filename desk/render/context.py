@@ -60,8 +60,10 @@ class Recall:
         self._values: dict[Hashable, tuple[Any, Any]] = {}
         self._lines: dict[str, tuple[datetime, str]] = {}
         self._asked = 0  # values and lines asked for since the build began
-        # By story path: (the story, its newsroom's title, its unit key).
-        self.story_keys: dict[str, tuple[LoadedStory, str, str]] = {}
+        # By story path: (the story, its newsroom's title, its unit key, the stories its
+        # related links led to).
+        self.story_keys: dict[str, tuple[LoadedStory, str, str,
+                                         tuple[LoadedStory | None, ...]]] = {}
 
     def start(self, site: str) -> None:
         """Begin a build under a site key: values made under another are no use."""
