@@ -184,14 +184,41 @@ def internal_story_path(url: str, config: Config, story_url: str | None = None) 
     if prefix is not None and url.startswith(prefix) and not _UNUSUAL.search(url):
         path = url[len(prefix) - 1:]
         return path if path.startswith("/stories/") else None
-    # And those written for the story's own host when it is not base_url's, as every
-    # link is in the preview, whose base URL is its own (it reads them all as it starts).
-    own = _own_prefix("/".join(story_url.split("/", 3)[:3]), config.base_url) if (
-        story_url is not None) else None
-    if own is not None and url.startswith(own) and not _UNUSUAL.search(url):
-        path = url[len(own) - 1:]
-        return path if path.startswith("/stories/") else None
+    # So are those on another host, when that plain: every link, in the preview, whose
+    # base URL is its own (it reads them all as it starts, and where each leads on every
+    # save). Such a link leads to a story only on the story's own host.
+    found = _plain_origin(url)
+    if found is not None and found[1] != _netloc(config.base_url):
+        if story_url is None:
+            return None
+        own = _plain_origin(story_url)
+        if own is not None:
+            path = url[len(found[0]):]
+            return path if own[1] == found[1] and path.startswith("/stories/") else None
     return parsed_story_path(url, config, story_url)
+
+
+def _plain_origin(url: str) -> tuple[str, str] | None:
+    """A URL's origin ("https://host") and host, when it begins so and holds nothing a
+    URL parser reads otherwise (None: parse it)."""
+    parts = url.split("/", 3)
+    if len(parts) < 4 or _UNUSUAL.search(url):
+        return None
+    return _origin_host("/".join(parts[:3]))
+
+
+@lru_cache(maxsize=64)
+def _origin_host(origin: str) -> tuple[str, str] | None:
+    """An origin and its host as a URL parser reads them, if it reads it as written."""
+    parts = urlsplit(origin + "/")
+    if not parts.netloc or f"{parts.scheme}://{parts.netloc}" != origin:
+        return None
+    return origin, parts.netloc
+
+
+@lru_cache(maxsize=8)
+def _netloc(url: str) -> str:
+    return urlsplit(url).netloc
 
 
 def written_story_path(url: str) -> str | None:
@@ -296,18 +323,6 @@ def _site_prefix(base_url: str) -> str | None:
     if parts.query or parts.fragment or _UNUSUAL.search(base_url) or not parts.netloc:
         return None
     return f"{base_url.rstrip('/')}/"
-
-
-@lru_cache(maxsize=8)
-def _own_prefix(origin: str, base_url: str) -> str | None:
-    """What a link on a story's own host begins with ("https://host/", from the story
-    URL's "https://host"), when that host is not base_url's and the origin is that plain
-    (None: such links are parsed)."""
-    parts = urlsplit(origin + "/")
-    if (_UNUSUAL.search(origin) or not parts.netloc or f"{parts.scheme}://{parts.netloc}" != origin
-            or parts.netloc == urlsplit(base_url).netloc):
-        return None
-    return origin + "/"
 
 
 def relative_file(path: str) -> str:
