@@ -105,6 +105,37 @@ def test_saves_then_a_new_start_equal_a_build_from_nothing(tmp_path: Path) -> No
     assert tree(preview.site) == preview.from_nothing()
 
 
+
+def test_a_story_linked_to_and_saved_after_a_second_start_shows_where_it_is_linked(
+        tmp_path: Path) -> None:
+    """A second start carries the keys of the stories unchanged since the last preview
+    without making them, as an hourly build does, and recalls them for its saves with
+    where their links lead: a save to a story that another links to, by its published
+    URL under the preview's own base URL, shows its new headline on the page linking to
+    it, as a build from nothing does."""
+    preview = make_preview(tmp_path)
+
+    def published(story: dict[str, object]) -> str:
+        return (f"https://hangingcontext.com/stories/{str(story['published_at'])[:10]}/"
+                f"{story['slug']}/")
+
+    linked, linking = preview.stories[4], preview.stories[5]
+    write_story(preview.content, {**linking, "url": published(linking),
+                                  "related": [{"url": published(linked), "headline": ""}]})
+    preview.run()
+
+    def save(dev: DevServer) -> None:
+        write_story(preview.content, {**linked, "headline": "The linked story, edited"})
+        report = dev.rebuild("save", content_only=True)
+        assert report is not None and report.ok
+
+    second = preview.run(save)
+    assert second.reused > STORIES  # the second start kept what had not changed
+    assert tree(preview.site) == preview.from_nothing()
+    page = preview.site / published(linking).removeprefix("https://hangingcontext.com/")
+    assert b"The linked story, edited" in (page / "index.html").read_bytes()
+
+
 def test_a_template_changed_between_starts_shows_everywhere(tmp_path: Path) -> None:
     preview = make_preview(tmp_path)
     preview.run()

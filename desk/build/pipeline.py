@@ -258,14 +258,17 @@ def _settled(cache: BuildCache, catalog: Catalog, ledger: Ledger,
     """Which published stories have, without a look, the unit key the last build gave
     them (at 100,000 stories, making every key again took a quarter of a second of an
     hourly build, and a second when stories link to four others): when what changed
-    since that build is known (`left`; not in desk serve, which recalls keys its own way:
-    see story_key) and its site key and newsroom titles are this build's, a story read
+    since that build is known (`left`; in desk serve, only while it recalls no key of its
+    own: see story_key) and its site key and newsroom titles are this build's, a story read
     with the saved state from a file unchanged since, not held back then (its key was
     the held pages'), with no image file (which may change apart from it) and no related
     link that may lead to a story whose page, or whether it has one, may differ from the
     last build's. None: not known."""
-    state = cache.state
-    if cache.session is not None or left is None or state.keyed_under != keyed_under:
+    state, session = cache.state, cache.session
+    # A long-running process recalls the keys it made (see story_key): only its first
+    # build, which has none yet, carries them so (see _recall_carried).
+    if (session is not None and session.recall.story_keys or left is None
+            or state.keyed_under != keyed_under):
         return None
     records, held = state.inspected, frozenset(state.held)
 
@@ -613,6 +616,7 @@ def render_stories(ctx: RenderContext, plan: Plan, entries: dict[str, object],
     changed: set[str] = set()  # stand-ins and rendered stories: their keys may be new
     catalog, key_of, reuse = ctx.catalog, story_key(ctx, plan.keys), plan.ledger.reuse
     carried = _carry_settled(plan, catalog.published)
+    _recall_carried(ctx, plan, carried)
     for item in catalog.published:  # every story on every save: kept lean
         if item.url_path in carried:
             continue
@@ -671,23 +675,13 @@ def story_key(ctx: RenderContext, keys: KeyMaker) -> Callable[[LoadedStory], str
     if ctx.recall is None:
         return make
     kept, newsrooms = ctx.recall.story_keys, catalog.newsroom_index
-    moved, published = catalog.moved, catalog.by_path
-
-    def leads(summary: Summary) -> tuple[LoadedStory | None, ...]:
-        """Where a story's related links lead, as its page tells (see view._related):
-        told for 400,000 links at 100,000 stories on every save, not their headlines."""
-        found: list[LoadedStory | None] = []
-        for url in summary.related_urls:
-            path = urls.internal_story_path(url, config, summary.url)
-            found.append(None if path is None else published.get(moved.get(path, path)))
-        return tuple(found)
 
     def recalled(item: LoadedStory) -> str:
         summary = item.summary
         if any(map(is_local, summary.images)):
             return make(item)  # an image file may change apart from the story
         title = newsrooms[summary.newsroom].title
-        targets = leads(summary) if summary.related_urls else ()
+        targets = _leads(summary, catalog, config)
         found = kept.get(item.url_path)
         if (found is not None and found[0] is item and found[1] == title
                 and found[3] == targets):
@@ -697,6 +691,36 @@ def story_key(ctx: RenderContext, keys: KeyMaker) -> Callable[[LoadedStory], str
         return key
 
     return recalled
+
+
+def _leads(summary: Summary, catalog: Catalog, config: Config
+           ) -> tuple[LoadedStory | None, ...]:
+    """Where a story's related links lead, as its page tells (see view._related): told
+    for 400,000 links at 100,000 stories on every save, not what they show."""
+    if not summary.related_urls:
+        return ()
+    moved, published = catalog.moved, catalog.by_path
+    found: list[LoadedStory | None] = []
+    for url in summary.related_urls:
+        path = urls.internal_story_path(url, config, summary.url)
+        found.append(None if path is None else published.get(moved.get(path, path)))
+    return tuple(found)
+
+
+def _recall_carried(ctx: RenderContext, plan: Plan, carried: Set[str]) -> None:
+    """The keys of the stories a long-running process's first build carried without
+    making them (see _settled), recalled as story_key recalls those it makes: its
+    resumed start's first build reads no related headline, and its saves make no key
+    of those."""
+    if ctx.recall is None or not carried:
+        return
+    catalog, config = ctx.catalog, ctx.config
+    kept, newsrooms, units = ctx.recall.story_keys, catalog.newsroom_index, plan.ledger.units
+    for item in catalog.published:
+        if item.url_path in carried:
+            summary = item.summary
+            kept[item.url_path] = (item, newsrooms[summary.newsroom].title,
+                                   units[item.url_path].key, _leads(summary, catalog, config))
 
 
 def keep_stand_in(stand_in: StandIn, ctx: RenderContext, plan: Plan) -> None:
