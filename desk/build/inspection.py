@@ -95,8 +95,8 @@ def inspect_content(config: Config, cache: InspectionCache | None = None,
     draft_paths = listed(content, DRAFTS, draft_findings)
     parsed: dict[str, ParsedStory] = {}
     # A long-running process may serve meanwhile: its workers are forked under its gate.
-    results = _inspect_files(paths + draft_paths, config, cache, (
-        jobs, session.fork_gate if session is not None else None), parsed)
+    results = _inspect_files(paths + draft_paths, config, cache, jobs, parsed,
+                             session.fork_gate if session is not None else None)
     stories = _valid(paths, results, findings)
     drafts = [replace(item, draft=True) for item in _valid(draft_paths, results,
                                                            draft_findings)]
@@ -134,12 +134,12 @@ def _withdrawals(content: Path, findings: list[Finding]) -> tuple[LoadedWithdraw
 
 
 def _inspect_files(paths: list[str], config: Config, cache: InspectionCache | None,
-                   forking: tuple[int, AbstractContextManager[object] | None],
-                   parsed: dict[str, ParsedStory]) -> dict[str, Inspected]:
-    """Each file's inspection: recalled when unchanged, else done (forked when many, up
-    to `forking`'s count of processes, under its gate); the stories parsed in this
-    process are kept in `parsed` when they are few."""
-    jobs, gate = forking
+                   jobs: int, parsed: dict[str, ParsedStory],
+                   gate: AbstractContextManager[object] | None = None
+                   ) -> dict[str, Inspected]:
+    """Each file's inspection: recalled when unchanged, else done (forked when many,
+    each worker forked holding `gate`); the stories parsed in this process are kept in
+    `parsed` when they are few."""
     results: dict[str, Inspected] = {}
     todo: list[tuple[str, Stat | None]] = []
     for path in paths:

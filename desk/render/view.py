@@ -253,15 +253,23 @@ def _newsroom_title(newsroom: str, own_title: str, catalog: Catalog, config: Con
     return own_title or config.newsrooms.get(newsroom) or newsroom
 
 
+def related_target(url: str, base: str | None, catalog: Catalog, config: Config
+                   ) -> LoadedStory | None:
+    """The published story a related link leads to (`base`: the linking story's own
+    URL), at its new URL if it moved; None: to none."""
+    path = urls.internal_story_path(url, config, base)
+    if path is None:
+        return None
+    return catalog.by_path.get(catalog.moved.get(path, path))
+
+
 def _related(related: tuple[tuple[str, str], ...], base: str | None, catalog: Catalog,
              config: Config) -> list[RelatedView]:
     views = []
     for url, headline in related:
-        path = urls.internal_story_path(url, config, base)
-        if path is not None:
-            path = catalog.moved.get(path, path)  # a moved story, at its new URL
-        if path is not None and path in catalog.by_path:
-            target = catalog.by_path[path].summary
+        found = related_target(url, base, catalog, config)
+        if found is not None:
+            path, target = found.url_path, found.summary
             views.append(RelatedView(urls.href(config, path), urls.absolute(config, path),
                                      headline or target.headline, True))
         else:
