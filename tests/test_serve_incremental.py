@@ -253,6 +253,13 @@ PAGED_SAVES: list[tuple[str, Step, int]] = [
                           related=[{"url": PUBLISHED.format(15), "headline": ""}]), 0),
     ("changes the related story", _in_place(15, headline="Related, edited"), 0),
     ("adds a draft", lambda c: [write_draft(c, make_story(70, newsroom="climate"))], 0),
+    # A draft is read again for every build: a record equal to the last, not the same.
+    # A story linking to it shows its headline after saves of others, then its edit.
+    ("relates to the draft", _in_place(17, url=PUBLISHED.format(17), related=[
+        {"url": RELATED.format(70), "headline": ""}]), 0),
+    ("edits a story between", _in_place(16, headline="Between"), 0),
+    ("edits the draft", lambda c: [write_draft(c, make_story(70, newsroom="climate",
+                                                             headline="Draft, edited"))], 0),
 ]
 
 
@@ -290,7 +297,9 @@ def test_each_save_of_a_paged_site_equals_a_build_from_nothing(tmp_path: Path) -
     assert ahead == {what: 3 for what in ("edits a headline", "edits an archived story",
                                           "edits nothing shown", "changes when modified",
                                           "adds one in a new edition",
-                                          "changes the related story")}, ahead
+                                          "changes the related story",
+                                          "edits a story between",
+                                          "edits the draft")}, ahead
 
 
 def _inspect_both(content: Path, config: Config, session: Session) -> None:

@@ -59,6 +59,7 @@ from desk.content.gitblobs import CleanFiles, GitListing, blob_id
 from desk.content.history import UrlHistory, read_history_file
 from desk.content.listing import ContentListing
 from desk.content.loader import ContentChanged, LoadedStory, content_files
+from desk.content.recatalog import Cataloged
 from desk.render.context import Recall, RenderContext
 from desk.urls import URL_HISTORY, relative_file
 
@@ -80,6 +81,9 @@ class Session:
     across: KeptChecks = field(default_factory=KeptChecks.kept)
     # The content's file lists, kept up to date from `changed`.
     listing: ContentListing = field(default_factory=ContentListing)
+    # The last catalog and what it was made from: a save's is made from it
+    # (desk.content.recatalog) rather than by grouping and ordering every story again.
+    cataloged: Cataloged | None = None
     # What the pages around the stories were made from, and what it made.
     recall: Recall = field(default_factory=Recall)
     # The ids of the sites built, made from the units that changed.

@@ -54,7 +54,7 @@ from desk.build.state import NEW, search_copies
 from desk.build.target import ChangesOnly, RecycledSpare, Target, open_writer
 from desk.build.writer import LastSiteIncomplete, SiteWriter, WriteError
 from desk.config import Config
-from desk.content.catalog import Catalog, Clock, Content, Notice, build_catalog
+from desk.content.catalog import Catalog, Clock, Content, Notice
 from desk.content.digests import digest
 from desk.content.findings import Finding, sort_findings
 from desk.content.gitblobs import clean_blobs
@@ -62,6 +62,7 @@ from desk.content.history import Redirect, UrlHistory
 from desk.content.loader import ContentChanged, LoadedStory, ParsedStory, Summary
 from desk.content.media import BrokenImage, MediaProbe, is_local, local_refs, probe_media
 from desk.content.prose import Prose
+from desk.content.recatalog import catalog_after
 from desk.render import Output
 from desk.render.assets import Asset, collect_assets
 from desk.render.compiled import COMPILED_TEMPLATES, CompiledTemplates
@@ -266,9 +267,11 @@ def _settled(cache: BuildCache, catalog: Catalog, ledger: Ledger,
     last build's. None: not known."""
     state, session = cache.state, cache.session
     # A long-running process recalls the keys it made (see story_key): only its first
-    # build, which has none yet, carries them so (see _recall_carried).
-    if (session is not None and session.recall.story_keys or left is None
-            or state.keyed_under != keyed_under):
+    # build, which has none yet, carries them so (see _recall_carried); its saves carry
+    # those its recall holds good without a look at the catalog (_standing).
+    if session is not None and session.recall.story_keys:
+        return _standing(session)
+    if left is None or state.keyed_under != keyed_under:
         return None
     records, held = state.inspected, frozenset(state.held)
 
@@ -312,7 +315,12 @@ def _catalog(content: Content, config: Config, clock: Clock, history: UrlHistory
              cache: BuildCache) -> tuple[Catalog, list[Finding]]:
     """The catalog, with the image files its stories name, and a finding for each that
     cannot be published; the cache's records of them brought up to date."""
-    catalog = build_catalog(content, config, clock, history)
+    session = cache.session
+    made = catalog_after(session.cataloged if session is not None else None, content, config,
+                         clock, history)
+    if session is not None:
+        session.cataloged = made
+    catalog = made.catalog
     refs = list(local_refs(catalog.published))
     if not refs and not cache.state.media:
         return catalog, []
@@ -629,6 +637,8 @@ def render_stories(ctx: RenderContext, plan: Plan, entries: dict[str, object],
         key = key_of(item)
         if reuse(item.url_path, key) is None:
             todo.append((item, key))
+    if ctx.recall is not None:
+        ctx.recall.keys_for = catalog  # every published story's key told for it
     latest = ctx.catalog.latest_edition
     wanted = Wanted(frozenset(s.url_path for s in latest.stories) if latest else frozenset(),
                     in_feeds)
@@ -647,6 +657,26 @@ def render_stories(ctx: RenderContext, plan: Plan, entries: dict[str, object],
     # read with the state, not a second one as large as the archive.
     return StoryResults(plan.ledger.keys(), plan.ledger.json_digests(), markdown, entries,
                         frozenset(changed))
+
+
+def _standing(session: Session) -> Callable[[LoadedStory], bool] | None:
+    """Which published stories keep the key a long-running process recalls for them,
+    when this build's catalog put new versions of a few stories in place of theirs in
+    the one those keys were told for: the very story, none of its links leading to a
+    story replaced (its newsroom's title is the same: see desk.content.recatalog). At
+    100,000 stories, telling where every link leads took a third of a save's build.
+    None: not known."""
+    made, recall = session.cataloged, session.recall
+    if made is None or made.base is None or made.base is not recall.keys_for:
+        return None
+    kept, replaced = recall.story_keys, frozenset(map(id, made.replaced))
+
+    def stands(item: LoadedStory) -> bool:
+        found = kept.get(item.url_path)
+        return found is not None and found[0] is item and (
+            not found[3] or replaced.isdisjoint(map(id, found[3])))
+
+    return stands
 
 
 def _carry_settled(plan: Plan, published: Sequence[LoadedStory]) -> Set[str]:
@@ -685,6 +715,9 @@ def story_key(ctx: RenderContext, keys: KeyMaker) -> Callable[[LoadedStory], str
         found = kept.get(item.url_path)
         if (found is not None and found[0] is item and found[1] == title
                 and found[3] == targets):
+            if any(a is not b for a, b in zip(found[3], targets, strict=True)):
+                # Equal stories, not the same: kept as the catalog's own (see _standing).
+                kept[item.url_path] = (item, title, found[2], targets)
             return found[2]
         key = make(item)
         kept[item.url_path] = (item, title, key, targets)
@@ -712,6 +745,9 @@ def _recall_carried(ctx: RenderContext, plan: Plan, carried: Set[str]) -> None:
     kept, newsrooms, units = ctx.recall.story_keys, catalog.newsroom_index, plan.ledger.units
     for path in carried:
         item = catalog.by_path[path]
+        found = kept.get(path)
+        if found is not None and found[0] is item:
+            continue  # recalled already (a save's, see _standing)
         summary = item.summary
         kept[path] = (item, newsrooms[summary.newsroom].title, units[path].key,
                       _leads(summary, catalog, config))

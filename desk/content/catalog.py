@@ -253,7 +253,7 @@ def build_catalog(content: Content, config: Config, clock: Clock,
         pages=content.pages,
         beats=_beats(newsrooms, config),
         agents=_agents(published),
-        corrections=_corrections(published),
+        corrections=corrections_of(published),
     )
 
 
@@ -315,7 +315,7 @@ def _agents(published: list[LoadedStory]) -> tuple[Group, ...]:
     return tuple(Group(key, key, tuple(items)) for key, items in sorted(by_agent.items()))
 
 
-def _corrections(published: list[LoadedStory]) -> tuple[Corrected, ...]:
+def corrections_of(published: Sequence[LoadedStory]) -> tuple[Corrected, ...]:
     """Every correction of the published stories, newest first (then by story)."""
     found = [Corrected(at, text, item) for item in published
              for at, text in item.summary.corrections]

@@ -64,6 +64,8 @@ class Recall:
         # related links led to).
         self.story_keys: dict[str, tuple[LoadedStory, str, str,
                                          tuple[LoadedStory | None, ...]]] = {}
+        # The catalog every published story's entry there was told for (None: not one).
+        self.keys_for: Catalog | None = None
 
     def start(self, site: str) -> None:
         """Begin a build under a site key: values made under another are no use."""
@@ -78,6 +80,7 @@ class Recall:
     def forget(self) -> None:
         """Keep nothing (a build failed: its values may not match the site kept)."""
         self._values, self._lines, self.story_keys = {}, {}, {}
+        self.keys_for = None
 
     def line(self, path: str, lastmod: datetime,
              make: Callable[[str, datetime], str]) -> str:

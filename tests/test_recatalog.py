@@ -1,0 +1,141 @@
+"""A save's catalog made from the last one (desk.content.recatalog) is the catalog made
+anew from the same content, or none at all when a change moves a story."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from storygen import make_story
+
+from desk.config import Config
+from desk.content.catalog import Catalog, Clock, Content, build_catalog
+from desk.content.history import UrlHistory
+from desk.content.loader import LoadedStory, LoadedWithdrawal
+from desk.content.models import Story
+from desk.content.recatalog import Cataloged, catalog_after
+
+NOW = datetime(2026, 11, 15, tzinfo=UTC)
+START = datetime(2026, 11, 13, 6, tzinfo=UTC)
+COUNT = 14  # stories; the last one is not due yet, the one before it is withdrawn
+DRAFTS = 2
+NEWSROOMS = ("artificial-intelligence", "climate", "markets")
+# Edits that leave a story where it was in every list, and edits that move it.
+IN_PLACE = ("headline", "correction", "trust", "related")
+MOVING = ("newsroom", "published", "beat", "agent", "slug")
+
+
+def story_data(n: int, edit: str = "") -> dict[str, Any]:
+    """Story n (drafts from COUNT on), as last saved, or after `edit`."""
+    when = NOW + timedelta(hours=5) if n == COUNT - 1 else START + timedelta(hours=3 * n)
+    data = make_story(n, NEWSROOMS[n % 3], when,
+                      writer={"agent": ("scout", "scribe")[n % 2], "run_id": f"run-{n}"})
+    if n % 4:
+        data["beat"] = ("chips", "models", "policy")[n % 3]
+    if n % 5 == 0:
+        data["corrections"] = [{"at": (when + timedelta(hours=1)).isoformat(),
+                                "text": f"First correction of {n}."}]
+    changes: dict[str, Any] = {
+        "headline": {"headline": f"Edited headline of story {n}"},
+        "correction": {"corrections": [*data.get("corrections", []), {
+            "at": (when + timedelta(hours=2)).isoformat(), "text": "A later correction."}]},
+        "trust": {"labels": {"trust": "reported", "trust_text": "Reported · 1 Manifest"}},
+        "related": {"related": [{"url": "https://hangingcontext.com/stories/2026-11-13/"
+                                        "story-number-1/", "headline": "Story one"}]},
+        "newsroom": {"newsroom": NEWSROOMS[(n + 1) % 3],
+                     "newsroom_title": NEWSROOMS[(n + 1) % 3].title()},
+        "published": {"published_at": (when - timedelta(minutes=7)).isoformat()},
+        "beat": {"beat": "elsewhere"},
+        "agent": {"writer": {"agent": "another", "run_id": "run"}},
+        "slug": {"slug": f"moved-story-{n}"},
+    }
+    data.update(changes.get(edit, {}))
+    return data
+
+
+def loaded(n: int, edit: str = "") -> LoadedStory:
+    story = Story.model_validate(story_data(n, edit))
+    draft = n >= COUNT
+    folder = "drafts" if draft else "stories"
+    return replace(LoadedStory.of(f"content/{folder}/{n:03d}.json", story, f"{n}:{edit}"),
+                   draft=draft)
+
+
+def content_with(edits: dict[int, str]) -> Content:
+    every = [loaded(n, edits.get(n, "")) if n in edits else BASE[n]
+             for n in range(COUNT + DRAFTS)]
+    return Content(tuple(every[:COUNT]), tuple(every[COUNT:]), WITHDRAWALS)
+
+
+BASE = [loaded(n) for n in range(COUNT + DRAFTS)]
+WITHDRAWALS = (LoadedWithdrawal("content/withdrawn/x.json", BASE[COUNT - 2].summary.id,
+                                NOW - timedelta(hours=1), "Retracted."),)
+
+
+def config() -> Config:
+    return Config(base_url="https://hangingcontext.com", content_dir=Path("content"),
+                  output_dir=Path("public"))
+
+
+def last_catalog(clock: Clock) -> Cataloged:
+    content, settings_ = content_with({}), config()
+    return Cataloged(content, settings_, clock,
+                     build_catalog(content, settings_, clock, UrlHistory()))
+
+
+def made_anew(last: Cataloged, content: Content, clock: Clock) -> Catalog:
+    return build_catalog(content, last.config, clock, last.catalog.history)
+
+
+@settings(max_examples=60, deadline=None)
+@given(edits=st.dictionaries(st.integers(0, COUNT + DRAFTS - 1),
+                             st.sampled_from(IN_PLACE + MOVING), max_size=4),
+       drafts=st.booleans())
+def test_a_catalog_made_from_the_last_is_the_one_made_anew(edits: dict[int, str],
+                                                           drafts: bool) -> None:
+    clock = Clock(NOW, drafts=drafts)
+    last = last_catalog(clock)
+    content = content_with(edits)
+    made = catalog_after(last, content, config(), clock, last.catalog.history)
+    assert made.catalog == made_anew(last, content, clock)
+    in_place = all(kind in IN_PLACE and n != COUNT - 2 for n, kind in edits.items())
+    assert (made.base is last.catalog) == in_place
+    if in_place:
+        assert {id(s) for s in made.replaced} == {id(BASE[n]) for n in edits}
+        # The groups no edit touched are the very ones the last catalog had.
+        touched = {BASE[n].summary.newsroom for n in edits}
+        kept = [g for g in made.catalog.newsrooms if g.key not in touched]
+        assert all(any(g is h for h in last.catalog.newsrooms) for g in kept)
+        assert len(kept) == len(NEWSROOMS) - len(touched)
+
+
+def test_a_held_story_falling_due_or_other_settings_make_the_catalog_anew() -> None:
+    clock = Clock(NOW, drafts=True)
+    last = last_catalog(clock)
+    content = content_with({1: "headline"})
+    history = last.catalog.history
+
+    def base(settings_: Config, when: Clock, history_: UrlHistory, content_: Content = content
+             ) -> Catalog | None:
+        made = catalog_after(last, content_, settings_, when, history_)
+        assert made.catalog == build_catalog(content_, settings_, when, history_)
+        return made.base
+
+    made = catalog_after(last, content, config(), clock, history)
+    assert made.base is last.catalog
+    assert made.catalog.newsrooms[2] is last.catalog.newsrooms[2]  # markets: untouched
+    later = Clock(NOW + timedelta(hours=6), drafts=True)  # the held story is due then
+    assert base(config(), later, history) is None
+    assert made_anew(last, content, later) != made.catalog
+    assert base(config(), Clock(NOW), history) is None
+    assert base(config(), Clock(NOW - timedelta(hours=1), drafts=True), history) is None
+    other = config().model_copy(update={"newsrooms": {"climate": "The Climate Desk"}})
+    assert base(other, clock, history) is None
+    assert base(config(), clock, UrlHistory()) is None
+    assert base(config(), clock, history, replace(content, stories=content.stories[:-1])) is None
+    assert base(config(), clock, history, replace(content, withdrawals=())) is None
+    assert catalog_after(None, content, config(), clock, history).base is None
