@@ -9,6 +9,7 @@ import re
 import shutil
 import threading
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -391,6 +392,31 @@ def test_kept_checks_cover_every_rule_across_stories() -> None:
     urls, ids, titles = (rule for rule, _ in checks._GROUPED)
     kept = (urls, ids, checks.related_resolve, titles, checks.reuse_terms_stated)
     assert kept == checks.ACROSS_RULES
+
+
+def test_grouped_rules_find_nothing_in_a_group_of_one(tmp_path: Path) -> None:
+    # AcrossChecks leaves out a group of one story: a grouped rule finds what differs
+    # between stories of a group.
+    from desk.content import checks
+
+    content = tmp_path / "content"
+    write_story(content, make_story(1, slug="alone"))
+    write_story(content, make_story(2, newsroom_title=""))
+    write_story(content, make_story(3, newsroom="climate", newsroom_title="Another title"))
+    config = _config(content, tmp_path)
+    stories = inspect_content(config).content.stories
+    assert len(stories) == 3
+    # Each finds what differs between two stories of a group...
+    copy = replace(stories[0], path=stories[0].path + ".copy")
+    retitled = replace(stories[2], summary=replace(stories[2].summary,
+                                                   newsroom=stories[0].summary.newsroom))
+    pairs = {checks.unique_urls: copy, checks.unique_ids: copy,
+             checks.newsroom_titles_agree: retitled}
+    for rule, group_of in checks._GROUPED:
+        assert group_of(pairs[rule]) == group_of(stories[0])
+        assert list(rule([stories[0], pairs[rule]], config)) != []
+        # ...and nothing in a group of one.
+        assert all(list(rule([item], config)) == [] for item in (*stories, *pairs.values()))
 
 
 def test_site_ids_made_again_from_the_changed_units_equal_site_id() -> None:

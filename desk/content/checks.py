@@ -140,6 +140,9 @@ class AcrossChecks:
                 members.pop(group, None)
                 found.pop(group, None)
                 continue
+            if len(paths) == 1:  # what a grouped rule finds, it finds between stories
+                found.pop(group, None)  # (most groups, and all at the first check)
+                continue
             items = [self._known[p] for p in sorted(paths, key=order.__getitem__)]
             found[group] = list(rule(items, config))
 
@@ -424,7 +427,8 @@ ACROSS_RULES: tuple[AcrossRule, ...] = (
 )
 
 # The rules across stories whose findings stay within groups of stories, each with
-# what groups it (AcrossChecks keeps them up to date group by group).
+# what groups it (AcrossChecks keeps them up to date group by group). Each finds what
+# differs between stories of a group: nothing in a group of one.
 _GROUPED: tuple[tuple[AcrossRule, Callable[[LoadedStory], str]], ...] = (
     (unique_urls, lambda item: item.url_path),
     (unique_ids, lambda item: item.summary.id),
