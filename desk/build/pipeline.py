@@ -381,9 +381,13 @@ def _render_and_index(ctx: RenderContext, plan: Plan, assets: tuple[Asset, ...],
     """Every file of the site and the search index: the stories first, then the search
     index of them (Pagefind, in its own process) while the pages around them render."""
     cache, workers = using
+    # Told before the stories' keys are: then the recall's are this build's.
+    in_place = _replaced_in_place(cache.session) if cache.session is not None else None
     ctx = render_story_pages(ctx, plan, cache.session, workers)
     if plan.left is not None and ctx.recall is None:
         ctx = replace(ctx, since=since_last(ctx.catalog, ctx.stories.changed or (), plan.left))
+    elif in_place is not None and ctx.stories.changed is not None:
+        ctx = replace(ctx, since=since_last(ctx.catalog, ctx.stories.changed, in_place))
     if not ctx.config.search:
         render_around(ctx, plan, assets, workers)
         timer.lap("render")
@@ -666,10 +670,10 @@ def _standing(session: Session) -> Callable[[LoadedStory], bool] | None:
     story replaced (its newsroom's title is the same: see desk.content.recatalog). At
     100,000 stories, telling where every link leads took a third of a save's build.
     None: not known."""
-    made, recall = session.cataloged, session.recall
-    if made is None or made.base is None or made.base is not recall.keys_for:
+    stories = _replaced_in_place(session)
+    if stories is None:
         return None
-    kept, replaced = recall.story_keys, frozenset(map(id, made.replaced))
+    kept, replaced = session.recall.story_keys, frozenset(map(id, stories))
 
     def stands(item: LoadedStory) -> bool:
         found = kept.get(item.url_path)
@@ -677,6 +681,17 @@ def _standing(session: Session) -> Callable[[LoadedStory], bool] | None:
             not found[3] or replaced.isdisjoint(map(id, found[3])))
 
     return stands
+
+
+def _replaced_in_place(session: Session) -> tuple[LoadedStory, ...] | None:
+    """The last versions of the stories this build's catalog put new ones in place of,
+    when it was made so from the catalog of the last build to have told every story's
+    key (the recall's, cleared after a failed build: the site is that build's); else
+    None. Every other story of that catalog is the very same, where it was."""
+    made = session.cataloged
+    if made is None or made.base is None or made.base is not session.recall.keys_for:
+        return None
+    return made.replaced
 
 
 def _carry_settled(plan: Plan, published: Sequence[LoadedStory]) -> Set[str]:
