@@ -592,8 +592,10 @@ def test_a_page_placed_ahead_while_a_build_runs_is_left_as_it_is(tmp_path: Path)
 def test_what_a_preview_keeps_between_saves_outgrows_no_bound_a_site_needs(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """A site whose builds ask for more values than the fixed bound keeps them from one
-    save to the next (at 100,000 stories they were forgotten at every save); values no
-    build asks for any more are forgotten once the kept outnumber twice a build's."""
+    save to the next (at 100,000 stories they were forgotten at every save), and so do
+    saves that ask for few (they carry the groups they leave as they were); values no
+    build asks for any more are forgotten once the kept outnumber twice the most a
+    build asked for, and story keys once they outnumber twice the stories last told."""
     monkeypatch.setattr(Recall, "MAX_KEPT", 10)
     recall, made = Recall(), []
 
@@ -606,10 +608,18 @@ def test_what_a_preview_keeps_between_saves_outgrows_no_bound_a_site_needs(
     ask(range(30))
     ask(range(30))
     assert len(made) == 30  # the second build made none again
-    ask(range(100, 110))  # the pages of the first builds are gone
-    ask(range(100, 110))  # their values outnumber twice those asked for: all forgotten
-    assert len(made) == 50
-    assert len(recall._values) + len(recall._lines) == 20
+    for _ in range(4):
+        ask(range(2))  # saves that ask for a few
+    ask(range(30))
+    assert len(made) == 30  # none forgotten meanwhile
+    ask(range(100, 130))  # the pages of the first builds are gone
+    ask(range(200, 230))  # and those of the build before
+    ask(range(200, 230))  # theirs outnumber twice the most asked for: all forgotten
+    assert len(made) == 120
+    assert len(recall._values) + len(recall._lines) == 60
+    recall.story_keys = {f"/s/{n}/": recall.story_keys.get("") for n in range(11)}
+    recall.start("site")  # told for no catalog, more than the bound: forgotten
+    assert recall.story_keys == {} and recall._values == {}
 
 
 def test_unit_keys_a_preview_keeps_outgrow_no_bound_a_site_needs(

@@ -49,10 +49,12 @@ class Recall:
     what it was made from. Values hold only what that and the site key determine; they
     are forgotten when the site key changes, and after a failed build."""
 
-    # Values kept at most, before starting afresh: this many, or twice as many as the
-    # last build asked for, whichever is more (values of pages gone are never asked for
-    # again; a build of 100,000 stories asks for about 240,000, which a fixed bound of
-    # 200,000 forgot at every save).
+    # Values kept at most, before starting afresh: this many, or twice as many as a
+    # build asked for since they were last forgotten, whichever is more (values of pages
+    # gone are never asked for again; a build of 100,000 stories asks for about 240,000,
+    # which a fixed bound of 200,000 forgot at every save, and a save that carries the
+    # groups it leaves as they were asks for few). The same for the story keys, against
+    # the stories they were told for.
     MAX_KEPT = 200_000
 
     def __init__(self) -> None:
@@ -60,6 +62,7 @@ class Recall:
         self._values: dict[Hashable, tuple[Any, Any]] = {}
         self._lines: dict[str, tuple[datetime, str]] = {}
         self._asked = 0  # values and lines asked for since the build began
+        self._most = 0  # the most a build asked for since they were last forgotten
         # By story path: (the story, its newsroom's title, its unit key, the stories its
         # related links led to).
         self.story_keys: dict[str, tuple[LoadedStory, str, str,
@@ -69,10 +72,12 @@ class Recall:
 
     def start(self, site: str) -> None:
         """Begin a build under a site key: values made under another are no use."""
-        # The story keys count too (those of stories moved or removed are never asked
-        # for again); a build asks for fewer of them than for sitemap lines.
-        kept = len(self._values) + len(self._lines) + len(self.story_keys)
-        if site != self.site or kept > max(self.MAX_KEPT, 2 * self._asked):
+        self._most = max(self._most, self._asked)
+        told = len(self.keys_for.published) if self.keys_for is not None else 0
+        # The keys of stories moved or removed are never asked for again either.
+        if (site != self.site
+                or len(self._values) + len(self._lines) > max(self.MAX_KEPT, 2 * self._most)
+                or len(self.story_keys) > max(self.MAX_KEPT, 2 * told)):
             self.site = site
             self.forget()
         self._asked = 0
@@ -81,6 +86,7 @@ class Recall:
         """Keep nothing (a build failed: its values may not match the site kept)."""
         self._values, self._lines, self.story_keys = {}, {}, {}
         self.keys_for = None
+        self._most = 0
 
     def line(self, path: str, lastmod: datetime,
              make: Callable[[str, datetime], str]) -> str:
