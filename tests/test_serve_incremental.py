@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from conftest import tree
+from picturegen import pictured_story
 from storygen import REPO, make_corpus, make_story, write_draft, write_story, write_withdrawal
 
 from desk.build import keys
@@ -301,6 +302,32 @@ def test_each_save_of_a_paged_site_equals_a_build_from_nothing(tmp_path: Path) -
                                           "changes the related story",
                                           "edits a story between",
                                           "edits the draft")}, ahead
+
+
+def test_saves_on_a_site_with_pictures_are_made_from_the_last_catalog(tmp_path: Path) -> None:
+    # The catalog a build goes on with has its image files: the next save's is made in
+    # place from that very one, and carries what the stories' keys and groups allow.
+    content = tmp_path / "content"
+    make_corpus(content, 6)
+    write_story(content, pictured_story(20, content))
+    dev = DevServer(lambda base: _config(content, tmp_path, base), ("127.0.0.1", 0), NOW,
+                    False, lambda line: None)
+    dev.start()
+    try:
+        assert dev.rebuild("start") is not None
+        for n in (1, 2):
+            report, _ = saved(dev, f"edits {n}", _in_place(n, headline=f"Edited {n}")(content))
+            assert report is not None and report.ok
+            made, recall = dev._session.cataloged, dev._session.recall
+            assert made is not None and made.base is not None and len(made.replaced) == 1
+            assert made.catalog is recall.keys_for and made.catalog.media
+            # The group the save touched is made anew, apart from what the recall kept.
+            newsroom = made.replaced[0].summary.newsroom
+            kept = {name for name in recall._values if isinstance(name, tuple)}
+            assert ("newsroom", newsroom) not in kept
+            assert ("newsroom", "artificial-intelligence") in kept  # no save touched it
+    finally:
+        dev.stop()
 
 
 def _inspect_both(content: Path, config: Config, session: Session) -> None:

@@ -318,9 +318,16 @@ def _catalog(content: Content, config: Config, clock: Clock, history: UrlHistory
     session = cache.session
     made = catalog_after(session.cataloged if session is not None else None, content, config,
                          clock, history)
-    if session is not None:
-        session.cataloged = made
-    catalog = made.catalog
+    catalog, problems = _with_media(made.catalog, config, cache)
+    if session is not None:  # the very catalog this build goes on with (see _standing)
+        session.cataloged = replace(made, catalog=catalog)
+    return catalog, problems
+
+
+def _with_media(catalog: Catalog, config: Config, cache: BuildCache
+                ) -> tuple[Catalog, list[Finding]]:
+    """The catalog with the image files its stories name, and a finding for each that
+    cannot be published; the cache's records of them brought up to date."""
     refs = list(local_refs(catalog.published))
     if not refs and not cache.state.media:
         return catalog, []
@@ -386,8 +393,12 @@ def _render_and_index(ctx: RenderContext, plan: Plan, assets: tuple[Asset, ...],
     ctx = render_story_pages(ctx, plan, cache.session, workers)
     if plan.left is not None and ctx.recall is None:
         ctx = replace(ctx, since=since_last(ctx.catalog, ctx.stories.changed or (), plan.left))
-    elif in_place is not None and ctx.stories.changed is not None:
-        ctx = replace(ctx, since=since_last(ctx.catalog, ctx.stories.changed, in_place))
+    elif in_place is not None and ctx.recall is not None and ctx.stories.changed is not None:
+        since = since_last(ctx.catalog, ctx.stories.changed, in_place)
+        # A touched group's pages are made apart from the recall's inputs (see
+        # stable_unit): those kept would no longer be the pages' own.
+        ctx.recall.forget_values(since.touched)
+        ctx = replace(ctx, since=since)
     if not ctx.config.search:
         render_around(ctx, plan, assets, workers)
         timer.lap("render")

@@ -82,6 +82,11 @@ class Recall:
             self.forget()
         self._asked = 0
 
+    def forget_values(self, names: Iterable[Hashable]) -> None:
+        """Forget the values kept under these names."""
+        for name in names:
+            self._values.pop(name, None)
+
     def forget(self) -> None:
         """Keep nothing (a build failed: its values may not match the site kept)."""
         self._values, self._lines, self.story_keys = {}, {}, {}
