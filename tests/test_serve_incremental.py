@@ -306,10 +306,12 @@ def test_each_save_of_a_paged_site_equals_a_build_from_nothing(tmp_path: Path) -
 
 def test_saves_on_a_site_with_pictures_are_made_from_the_last_catalog(tmp_path: Path) -> None:
     # The catalog a build goes on with has its image files: the next save's is made in
-    # place from that very one, and carries what the stories' keys and groups allow.
+    # place from that very one, and carries what the stories' keys and groups allow; a
+    # draft left as it was is not among the stories it replaced.
     content = tmp_path / "content"
     make_corpus(content, 6)
     write_story(content, pictured_story(20, content))
+    write_draft(content, make_story(70, newsroom="climate"))  # the same record each save
     dev = DevServer(lambda base: _config(content, tmp_path, base), ("127.0.0.1", 0), NOW,
                     False, lambda line: None)
     dev.start()

@@ -81,6 +81,8 @@ class Session:
     across: KeptChecks = field(default_factory=KeptChecks.kept)
     # The content's file lists, kept up to date from `changed`.
     listing: ContentListing = field(default_factory=ContentListing)
+    # By path, each valid draft's record as inspected and as marked a draft.
+    drafts: dict[str, tuple[LoadedStory, LoadedStory]] = field(default_factory=dict)
     # The last catalog and what it was made from: a save's is made from it
     # (desk.content.recatalog) rather than by grouping and ordering every story again.
     cataloged: Cataloged | None = None
