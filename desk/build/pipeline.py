@@ -203,7 +203,7 @@ def _build(config: Config, clock: Clock, target: Target, cache: BuildCache,
         if cache.session is not None:  # not the parsed stories: a start may have many
             cache.session.tell_rendered(replace(ctx, parsed={}))
         left = _left(replaced, sorted_out.content, catalog, ledger)
-        plan = Plan(keys, ledger, writer, sorted_out.stand_ins, left,
+        plan = Plan(keys, ledger, writer, sorted_out.stand_ins, _changed_since(cache.session, left),
                     _settled(cache, catalog, ledger, left, config, _keyed_under(keys, catalog)))
         indexed = _render_and_index(ctx, plan, assets, (cache, workers), timer)
         findings += indexed.findings
@@ -313,8 +313,8 @@ def _settled(cache: BuildCache, catalog: Catalog, ledger: Ledger,
 
 def _catalog(content: Content, config: Config, clock: Clock, history: UrlHistory,
              cache: BuildCache) -> tuple[Catalog, list[Finding]]:
-    """The catalog, with the image files its stories name, and a finding for each that
-    cannot be published; the cache's records of them brought up to date."""
+    """The catalog and its image files (see _with_media); a long-running process makes it
+    from its last one where it can (desk.content.recatalog) and keeps it."""
     session = cache.session
     made = catalog_after(session.cataloged if session is not None else None, content, config,
                          clock, history)
@@ -388,16 +388,13 @@ def _render_and_index(ctx: RenderContext, plan: Plan, assets: tuple[Asset, ...],
     """Every file of the site and the search index: the stories first, then the search
     index of them (Pagefind, in its own process) while the pages around them render."""
     cache, workers = using
-    # Told before the stories' keys are: then the recall's are this build's.
-    in_place = _replaced_in_place(cache.session) if cache.session is not None else None
     ctx = render_story_pages(ctx, plan, cache.session, workers)
-    if plan.left is not None and ctx.recall is None:
-        ctx = replace(ctx, since=since_last(ctx.catalog, ctx.stories.changed or (), plan.left))
-    elif in_place is not None and ctx.recall is not None and ctx.stories.changed is not None:
-        since = since_last(ctx.catalog, ctx.stories.changed, in_place)
-        # A touched group's pages are made apart from the recall's inputs (see
-        # stable_unit): those kept would no longer be the pages' own.
-        ctx.recall.forget_values(since.touched)
+    if plan.left is not None:
+        since = since_last(ctx.catalog, ctx.stories.changed or (), plan.left)
+        if ctx.recall is not None:
+            # A touched group's pages are made apart from the recall's inputs (see
+            # stable_unit): those kept would no longer be the pages' own.
+            ctx.recall.forget_values(since.touched)
         ctx = replace(ctx, since=since)
     if not ctx.config.search:
         render_around(ctx, plan, assets, workers)
@@ -525,8 +522,9 @@ class Plan:
     writer: SiteWriter
     stand_ins: Mapping[str, StandIn] = field(default_factory=dict)
     # The stories that changed or left the published set since the last build, as they
-    # were then (None: not known): with the stories whose keys changed, they tell which
-    # groups' list pages may differ from the last build's (desk.render.since).
+    # were then (None: not known; see _changed_since): with the stories whose keys changed,
+    # they tell which groups' list pages may differ from the last build's
+    # (desk.render.since).
     left: tuple[LoadedStory, ...] | None = None
     # Which stories have the key the last build gave them, known without making it
     # (None: not known; see _settled).
@@ -692,6 +690,15 @@ def _standing(session: Session) -> Callable[[LoadedStory], bool] | None:
             not found[3] or replaced.isdisjoint(map(id, found[3])))
 
     return stands
+
+
+def _changed_since(session: Session | None, left: tuple[LoadedStory, ...] | None
+                ) -> tuple[LoadedStory, ...] | None:
+    """What changed since the last build, as its list pages are told it (Plan.left): the
+    stories that changed or left, for a build from the saved state; in a long-running
+    process, whose recall stands for the rest, the stories its catalog replaced in place
+    since the last build's (told before this build's keys are)."""
+    return left if session is None else _replaced_in_place(session)
 
 
 def _replaced_in_place(session: Session) -> tuple[LoadedStory, ...] | None:

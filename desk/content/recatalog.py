@@ -52,47 +52,46 @@ def catalog_after(last: Cataloged | None, content: Content, config: Config, cloc
                   history: UrlHistory) -> Cataloged:
     """build_catalog(content, config, clock, history) with what it was made from: made
     from `last` when `content` differs from its content by stories changed in place only."""
-    pairs = _in_place(last, content, config, clock, history) if last is not None else None
-    if last is None or pairs is None:
+    made = _made_in_place(last, content, config, clock, history) if last is not None else None
+    if last is None or made is None:
         return Cataloged(content, config, clock, build_catalog(content, config, clock, history))
-    catalog = last.catalog
-    for old, new in pairs:
-        catalog = _placed(catalog, old, new)
+    catalog, replaced = made
     catalog = replace(catalog, corrections=corrections_of(catalog.published), media={},
                       last_modified=newest(catalog.published))
-    return Cataloged(content, config, clock, catalog, last.catalog,
-                     tuple(old for old, _ in pairs))
+    return Cataloged(content, config, clock, catalog, last.catalog, replaced)
 
 
-def _in_place(last: Cataloged, content: Content, config: Config, clock: Clock,
-              history: UrlHistory) -> list[tuple[LoadedStory, LoadedStory]] | None:
-    """The stories changed since `last` (last version, this one), when each takes its last
-    version's place in its catalog and nothing else changed; else None."""
-    if not _same_frame(last, content, config, clock, history):
+def _made_in_place(last: Cataloged, content: Content, config: Config, clock: Clock,
+                   history: UrlHistory) -> tuple[Catalog, tuple[LoadedStory, ...]] | None:
+    """The last catalog with the stories changed since put where their last versions
+    were, and those last versions, when each takes its last version's place and nothing
+    else changed; else None."""
+    withdrawn = {item.id for item in content.withdrawals}
+    if not _same_frame(last, content, (config, clock, history), withdrawn):
         return None
     pairs = _changed_pairs(last.content, content)
     if pairs is None:
         return None
-    withdrawn = {item.id for item in content.withdrawals}
-    catalog = last.catalog
+    catalog: Catalog | None = last.catalog
     for old, new in pairs:
-        if (old.summary.id in withdrawn or not _same_place(old, new)
-                or not _listed(catalog, old)):
+        if catalog is None or old.summary.id in withdrawn or not _same_place(old, new):
             return None
-    return pairs
+        catalog = _placed(catalog, old, new)
+    return (catalog, tuple(old for old, _ in pairs)) if catalog is not None else None
 
 
-def _same_frame(last: Cataloged, content: Content, config: Config, clock: Clock,
-                history: UrlHistory) -> bool:
+def _same_frame(last: Cataloged, content: Content,
+                made_under: tuple[Config, Clock, UrlHistory], withdrawn: set[str]) -> bool:
     """Whether everything but the stories is as the last catalog had it: its settings,
-    withdrawals and pages; the URL history it left; a clock that publishes what it did."""
+    withdrawals (`withdrawn`: their ids) and pages; the URL history it left; a clock that
+    publishes what it did."""
+    config, clock, history = made_under
     then = last.clock
     if (clock.future, clock.drafts) != (then.future, then.drafts) or clock.now < then.now:
         return False
     due = last.catalog.next_due
     if due is not None and clock.publishes(due):
         return False  # a held story falls due
-    withdrawn = {item.id for item in content.withdrawals}
     if withdrawn and clock.now != then.now and any(
             clock.publishes(s.summary.published_at) != then.publishes(s.summary.published_at)
             for s in content.stories if s.summary.id in withdrawn):
@@ -129,19 +128,16 @@ def _same_place(old: LoadedStory, new: LoadedStory) -> bool:
             and a.beat == b.beat and a.agent == b.agent)
 
 
-def _listed(catalog: Catalog, item: LoadedStory) -> bool:
-    """Whether a story is among the published, the held or the skipped drafts."""
-    return (catalog.by_path.get(item.url_path) is item or any(s is item for s in catalog.held)
-            or any(s is item for s in catalog.skipped))
-
-
-def _placed(catalog: Catalog, old: LoadedStory, new: LoadedStory) -> Catalog:
-    """The catalog with `new` where `old` is (see _listed)."""
+def _placed(catalog: Catalog, old: LoadedStory, new: LoadedStory) -> Catalog | None:
+    """The catalog with `new` where `old` is: among the published stories, the held ones
+    or the skipped drafts; None when it is in none of them."""
     if catalog.by_path.get(old.url_path) is old:
         return _published_swapped(catalog, old, new)
     if any(item is old for item in catalog.held):
         return replace(catalog, held=_swapped(catalog.held, old, new))
-    return replace(catalog, skipped=_swapped(catalog.skipped, old, new))
+    if any(item is old for item in catalog.skipped):
+        return replace(catalog, skipped=_swapped(catalog.skipped, old, new))
+    return None
 
 
 def _published_swapped(catalog: Catalog, old: LoadedStory, new: LoadedStory) -> Catalog:
