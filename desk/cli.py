@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from desk.build.cache import BuildCache, remembered_history
-from desk.build.heap import frozen_heap, large_blocks_returned, left_alone_at_exit
+from desk.build.heap import Outliving, frozen_heap, large_blocks_returned, left_alone_at_exit
 from desk.build.holdback import HeldStory
 from desk.build.inspection import inspect_content
 from desk.build.lock import LockBusy, guarded_by, writing
@@ -153,6 +153,25 @@ def main() -> None:
     left_alone_at_exit()
 
 
+def run() -> None:
+    """The desk program: `main`, its process ended without freeing what the command
+    held to the end (see desk.build.heap.Outliving)."""
+    outliving = Outliving()
+    try:
+        main(obj=outliving)
+    except SystemExit as stop:
+        if outliving.holds and (stop.code is None or isinstance(stop.code, int)):
+            outliving.end(stop.code or 0)
+        raise
+
+
+def held_to_the_end(*made: object) -> None:
+    """Keep what a command made until the desk program ends, if it runs as one."""
+    outliving = click.get_current_context().find_object(Outliving)
+    if outliving is not None:
+        outliving.hold(*made)
+
+
 @main.command("build")
 @content_option
 @click.option("--out", type=click.Path(path_type=Path), help="Output folder (default: public).")
@@ -230,6 +249,7 @@ def build_command(content: Path | None, out: Path | None, base_url: str | None,
     with (locked("build", guarded_by(out, state_file), no_wait, level),
           _early_survey(config.content_dir, state_file, jobs) as survey):
         cache = BuildCache.saved_for(config.cache_dir, out) if mode.uses_cache else BuildCache()
+        held_to_the_end(cache)
         cache.survey = survey
         if not mode.keeps_pages:
             cache.state.disown()
@@ -273,6 +293,7 @@ def _run_build(run: BuildRun, clock: Clock, url_history: Path | None) -> None:
     with frozen_heap():
         cache.history = given_history(url_history)
         report = build(config, clock, run.target, cache, run.jobs, bar.update)
+        held_to_the_end(report)
         bar.finish()
         echo_findings(report.findings if level > QUIET else report.errors)
         echo_held_back(report.held_back)

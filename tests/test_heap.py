@@ -4,10 +4,14 @@ is scanned right after the collector resumes, nor on the way out of the process.
 from __future__ import annotations
 
 import gc
+import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
+from storygen import make_story, write_story
+from test_code_changes import build_args, run_desk
 
 from desk.build.heap import collector_paused
 
@@ -48,3 +52,43 @@ def test_the_collection_on_the_way_out_leaves_every_object_alone(leave: bool) ->
     result = subprocess.run([sys.executable, "-c", CYCLE.replace("LEAVE", str(leave))],
                             capture_output=True, text=True, check=True)
     assert result.stdout.split() == (["done"] if leave else ["done", "collected"])
+
+
+# A process whose work held an object that says when it is freed.
+OUTLIVING = """
+from desk.build.heap import Outliving
+class Made:
+    def __del__(self):
+        print("freed")
+outliving = Outliving()
+assert not outliving.holds
+outliving.hold(Made(), [Made() for _ in range(3)])
+assert outliving.holds
+print("done", end="")  # flushed by end(), not by a line break
+outliving.end(7)
+print("never")
+"""
+
+
+def test_a_process_ends_without_freeing_what_it_held() -> None:
+    result = subprocess.run([sys.executable, "-c", OUTLIVING], capture_output=True,
+                            text=True, timeout=60)
+    assert result.returncode == 7
+    assert result.stdout == "done"  # its output flushed; nothing freed, nothing after
+
+
+def test_the_desk_program_ends_a_build_with_its_status_and_all_it_printed(tmp_path: Path
+                                                                          ) -> None:
+    content = tmp_path / "content"
+    write_story(content, make_story(1))
+    report = tmp_path / "report.json"
+    built = run_desk([*build_args(content, tmp_path), "-v", "--report", str(report)], tmp_path)
+    assert built.returncode == 0, built.stderr
+    # Printed to pipes, so held in buffers until the process flushed them.
+    assert built.stdout.startswith("Built 1 story into")
+    assert "Timings: state" in built.stderr
+    assert json.loads(report.read_text(encoding="utf-8"))["newsrooms"] == {"artificial-intelligence": 1}
+    write_story(content, make_story(2)).write_text("{", encoding="utf-8")  # not JSON
+    refused = run_desk(build_args(content, tmp_path), tmp_path)
+    assert refused.returncode == 1
+    assert refused.stderr.rstrip().endswith("was left as it was.")

@@ -12,8 +12,10 @@ import atexit
 import contextlib
 import ctypes
 import gc
+import os
 import sys
 from collections.abc import Iterator
+from typing import NoReturn
 
 # glibc's mallopt parameter for the size from which a block is mapped on its own.
 _M_MMAP_THRESHOLD = -3
@@ -79,3 +81,31 @@ def frozen_heap() -> Iterator[None]:
         yield
     finally:
         gc.unfreeze()
+
+
+class Outliving:
+    """What a command made, held until its process ends, which then ends without
+    freeing it object by object: the system takes a process's memory back at once, and
+    freeing the million objects a build holds at 100,000 stories took a tenth of a
+    second after its work was done. Only the desk program holds one (desk.cli.run); a
+    command run in a longer-lived process (a test's) frees what it made as usual."""
+
+    def __init__(self) -> None:
+        self._held: list[object] = []
+
+    def hold(self, *made: object) -> None:
+        """Keep these until the process ends."""
+        self._held.extend(made)
+
+    @property
+    def holds(self) -> bool:
+        """Whether anything is held."""
+        return bool(self._held)
+
+    def end(self, status: int) -> NoReturn:
+        """End the process with this exit status, its output flushed and nothing freed
+        (no exit handler runs: any a command needs has run by then)."""
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(OSError, ValueError):
+                stream.flush()
+        os._exit(status)

@@ -54,7 +54,7 @@ from desk.build.state import NEW, search_copies
 from desk.build.target import ChangesOnly, RecycledSpare, Target, open_writer
 from desk.build.writer import LastSiteIncomplete, SiteWriter, WriteError
 from desk.config import Config
-from desk.content.catalog import Catalog, Clock, Content, Notice
+from desk.content.catalog import Catalog, Clock, Content, Group, Notice
 from desk.content.digests import digest
 from desk.content.findings import Finding, sort_findings
 from desk.content.gitblobs import clean_blobs
@@ -102,6 +102,9 @@ class BuildReport:
     withdrawn: tuple[Notice, ...] = ()  # withdrawals applied
     whole: bool = True  # False: the output folder holds only the changes (--changes-only)
     held_back: tuple[HeldStory, ...] = ()  # story files that failed their checks
+    # The published stories by newsroom and by edition, as the catalog grouped them.
+    newsrooms: tuple[Group, ...] = ()
+    editions: tuple[Group, ...] = ()
 
     @property
     def errors(self) -> tuple[Finding, ...]:
@@ -228,7 +231,7 @@ def _build(config: Config, clock: Clock, target: Target, cache: BuildCache,
                        timings=timer.timings, out_dir=target.out_dir, reused=ledger.reused,
                        skipped=catalog.skipped, redirects=catalog.redirects,
                        withdrawn=catalog.notices, whole=not isinstance(target, ChangesOnly),
-                       held_back=held)
+                       held_back=held, newsrooms=catalog.newsrooms, editions=catalog.editions)
 
 
 def _remember(cache: BuildCache, plan: Plan, catalog: Catalog, indexed: Indexed,

@@ -39,6 +39,10 @@ class Digester:
         self._first = hashlib.sha256()
         _feed(self._first, first)
 
+    def copy(self) -> _Hash:
+        """The hash with the first parts fed, to feed the rest to."""
+        return self._first.copy()
+
     def __call__(self, *rest: bytes | str) -> str:
         made = self._first.copy()
         _feed(made, rest)
@@ -58,5 +62,11 @@ _SEARCH_ENTRY = Digester("search-entry")
 def search_entry(url: str, story_digest: str) -> str:
     """What names one version of a story at one URL in the search index (and on its
     page): it changes when the story's file or URL does, never with desk's code, so the
-    sealed search bundles (desk.search.bundles) outlive upgrades."""
-    return _SEARCH_ENTRY(url, story_digest)[:12]
+    sealed search bundles (desk.search.bundles) outlive upgrades. The digest of
+    ("search-entry", url, story_digest), its two parts fed at once: it is made for every
+    published story on every build."""
+    path, made_from = url.encode("utf-8"), story_digest.encode("utf-8")
+    made = _SEARCH_ENTRY.copy()
+    made.update(b"".join((len(path).to_bytes(8, "big"), path,
+                          len(made_from).to_bytes(8, "big"), made_from)))
+    return made.hexdigest()[:12]

@@ -4,7 +4,6 @@ JSON and Markdown."""
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
@@ -22,8 +21,10 @@ def report_data(report: BuildReport, size: dict[str, Any] | None = None) -> dict
     return {
         "ok": report.ok,
         "published": len(report.published),
-        "newsrooms": dict(sorted(Counter(s.summary.newsroom for s in report.published).items())),
-        "editions": dict(sorted(Counter(s.summary.edition for s in report.published).items(),
+        # Counted from the catalog's groups, not from each of the stories (100,000 an
+        # hour at that size).
+        "newsrooms": dict(sorted((g.key, len(g.stories)) for g in report.newsrooms)),
+        "editions": dict(sorted(((g.key, len(g.stories)) for g in report.editions),
                                 reverse=True)),
         "held": held,
         "next_due": isotime(report.next_due) if report.next_due else None,

@@ -24,6 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib.metadata import PackageNotFoundError, version
+from operator import attrgetter
 from pathlib import Path
 
 import orjson
@@ -53,6 +54,8 @@ FORMAT = "desk-search/1"
 _UNUSED = ("pagefind-ui.", "pagefind-modular-ui.", "pagefind-component-ui.",
            "pagefind-highlight.")
 _TIMEOUT = 1800
+# The index's order of its stories, oldest first (read in C: it is asked of each one).
+_ORDER = attrgetter("summary.published_at", "url_path")
 
 Sealed = dict[str, tuple[str, ...]]
 
@@ -126,8 +129,7 @@ def unit_of(name: str) -> str:
 
 def members_of(published: Sequence[LoadedStory]) -> list[Member]:
     """The published stories as the index sees them, oldest first."""
-    stories = sorted((s for s in published if not s.draft),
-                     key=lambda s: (s.summary.published_at, s.url_path))
+    stories = sorted((s for s in published if not s.draft), key=_ORDER)
     return [Member(s.url_path, search_entry(s.url_path, s.digest)) for s in stories]
 
 
