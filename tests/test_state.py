@@ -231,13 +231,20 @@ def test_a_damaged_state_is_no_state(tmp_path: Path) -> None:
     db.close()
     assert read_state(file) == SavedState()
     assert read_state(tmp_path / "none.sqlite") == SavedState()
-    write_state(a_state(), file)
-    with contextlib.closing(sqlite3.connect(file)) as db, db:  # a story's newsroom a number
-        row = db.execute("SELECT path, story FROM inspected WHERE story IS NOT NULL").fetchone()
-        held = json.loads(row[1])
-        held[3] = 7
-        db.execute("UPDATE inspected SET story = ? WHERE path = ?", (json.dumps(held), row[0]))
-    assert read_state(file) == SavedState()
+    # A story's newsroom not a number of the string table, or one past its end; a
+    # string's row lost, the count kept.
+    for damage in ("newsroom", "number", "string"):
+        write_state(a_state(), file)
+        with contextlib.closing(sqlite3.connect(file)) as db, db:
+            row = db.execute("SELECT path, story FROM inspected WHERE story IS NOT NULL"
+                             ).fetchone()
+            held = json.loads(row[1])
+            held[3] = {"newsroom": "ai", "number": 10_000}.get(damage, held[3])
+            db.execute("UPDATE inspected SET story = ? WHERE path = ?",
+                       (json.dumps(held), row[0]))
+            if damage == "string":
+                db.execute("DELETE FROM strings WHERE id = (SELECT max(id) FROM strings)")
+        assert read_state(file) == SavedState()
 
 
 def test_old_states_are_pruned(tmp_path: Path) -> None:
@@ -414,3 +421,39 @@ def test_related_links_read_back_hold_their_urls_once_and_their_headlines_in_the
     assert two.related_urls[0] is three.related_urls[0]  # one string for a URL
     assert two.related == ((target, "Read 2 first"), ("https://example.org/elsewhere", ""))
     assert three == state.inspected["content/stories/story-3.json"].story.summary  # type: ignore[union-attr]
+
+
+def shared_strings(file: Path) -> list[str]:
+    with contextlib.closing(sqlite3.connect(file)) as db:
+        return [text for (text,) in db.execute("SELECT text FROM strings ORDER BY id")]
+
+
+def test_the_strings_stories_share_are_kept_once_and_keep_their_numbers(tmp_path: Path
+                                                                        ) -> None:
+    file = tmp_path / "s.sqlite"
+    write_state(a_state(), file)
+    first = shared_strings(file)
+    # Six stories of one newsroom: its name and title once each, in a table of few rows.
+    assert first.count("artificial-intelligence") == 1 and len(first) == len(set(first))
+    assert len(first) < 20
+    state = read_state(file)
+    moved = Story.model_validate({**make_story(8), "newsroom": "climate",
+                                  "newsroom_title": "Climate"})
+    path = "content/stories/story-8.json"
+    state.inspected[path] = FileRecord(packed_stat(8, 8, 8),
+                                       LoadedStory.of(path, moved, "8" * 64), ())
+    inode = file.stat().st_ino
+    write_state(state, file)
+    assert file.stat().st_ino == inode  # the difference: new strings added at the end
+    assert shared_strings(file) == [*first, "climate", "Climate"]
+    again = read_state(file)
+    assert same(again, state)
+    assert again.inspected[path].story.summary.newsroom == "climate"  # type: ignore[union-attr]
+    write_state(again, file)  # nothing new: no string added
+    assert shared_strings(file) == [*first, "climate", "Climate"]
+    # Written whole (the file is not the one read): a new table of the strings in use.
+    del again.inspected[path]
+    again.stored = None
+    write_state(again, file)
+    assert shared_strings(file) == first
+    assert same(read_state(file), again)

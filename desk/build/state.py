@@ -9,9 +9,12 @@ What it holds (see desk.build.cache for how builds use it):
 - the spare: what the site before the current one holds, so the writer can recycle
   that folder as its next staging folder (see desk.build.writer);
 - the sealed search bundles (desk.search.bundles): each one's entries as they were indexed;
-- the URL history (desk.content.history).
+- the URL history (desk.content.history);
+- the strings many stories share (newsrooms, editions, beats, agents, the URLs of
+  related links), each once, named in the stories' records by number (StringTable).
 
-The file is an SQLite database, one row per inspected file and per unit. Read row by
+The file is an SQLite database, one row per inspected file, per unit and per shared
+string. Read row by
 row, it never holds the whole archive twice in memory (a JSON document is parsed whole
 before a record can be made of it), and the stories' texts stay in it until a page shows
 them, as do the units' index.json digests until a list shows them (StateFile): an
@@ -33,7 +36,6 @@ import re
 import secrets
 import shutil
 import sqlite3
-import sys
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -50,7 +52,7 @@ from desk.content.history import UrlHistory, history_from_json
 from desk.content.loader import ContentChanged, LoadedStory, StoredTexts, Summary, Texts
 from desk.urls import USUAL_FILES, plain_folder, relative_file, usual_count
 
-STATE_VERSION = 11  # 11: related links' headlines kept with the texts
+STATE_VERSION = 12  # 12: the strings stories share kept once (StringTable)
 # Saved states of output folders kept at most (the oldest go first).
 MAX_SAVED = 20
 SUFFIX = ".sqlite"
@@ -101,6 +103,7 @@ CREATE TABLE inspected (path TEXT PRIMARY KEY, mtime INTEGER NOT NULL, size INTE
                         findings BLOB);
 CREATE TABLE units (id TEXT PRIMARY KEY, key TEXT NOT NULL, files BLOB NOT NULL,
                     json_digest TEXT NOT NULL);
+CREATE TABLE strings (id INTEGER PRIMARY KEY, text TEXT NOT NULL);
 """
 
 
@@ -230,6 +233,42 @@ class FileRecord:
         return self
 
 
+class StringTable:
+    """The strings many stories share (newsrooms and their titles, editions, trust
+    labels, beats, agents, the URLs of related links), each kept once in the state's
+    `strings` table and named in a story's record by its number. A record is then read
+    without parsing, hashing and interning those strings again for each story: at
+    100,000 stories linking to four others, they were half of a record's bytes, and the
+    records are read on every build. A string keeps its number; one not in the table
+    yet is added at its end, and a state written whole has a new table."""
+
+    __slots__ = ("texts", "_numbers", "_stored")
+
+    def __init__(self, texts: list[str]) -> None:
+        self.texts = texts  # by number
+        self._numbers: dict[str, int] | None = None  # made once a record is written
+        self._stored = len(texts)  # how many of them the state's file holds
+
+    def number(self, text: str) -> int:
+        """The number of a string, added to the table if it is not in it."""
+        numbers = self._numbers
+        if numbers is None:
+            numbers = self._numbers = {t: n for n, t in enumerate(self.texts)}
+        number = numbers.get(text)
+        if number is None:
+            number = numbers[text] = len(self.texts)
+            self.texts.append(text)
+        return number
+
+    def unstored(self) -> list[tuple[int, str]]:
+        """The rows of the strings added since the table was read or last stored."""
+        return [(n, self.texts[n]) for n in range(self._stored, len(self.texts))]
+
+    def stored(self) -> None:
+        """Say that the state's file now holds every string of the table."""
+        self._stored = len(self.texts)
+
+
 @dataclass(frozen=True)
 class Stored:
     """What the state's file held when this state was read or last written: the
@@ -240,6 +279,7 @@ class Stored:
     file: Path
     generation: str
     units: Mapping[str, UnitRecord]
+    strings: StringTable = field(default_factory=lambda: StringTable([]))
 
 
 @dataclass
@@ -386,7 +426,10 @@ def _read_state(db: sqlite3.Connection, path: Path, spare: bool, records: bool =
     if meta.get("version") != STATE_VERSION:
         raise ValueError("another version")
     source = StateFile(db, path)
-    inspected = {row[0]: _file_record(row, source) for row in db.execute(
+    strings = StringTable([text for (text,) in db.execute(
+        "SELECT text FROM strings ORDER BY id")] if records else [])
+    text = strings.texts.__getitem__
+    inspected = {row[0]: _file_record(row, source, text) for row in db.execute(
         "SELECT path, mtime, size, ino, blob, story, findings FROM inspected")} if records else {}
     # One string in memory for each story's URL path and id, which the units and the
     # URL history name again.
@@ -397,7 +440,7 @@ def _read_state(db: sqlite3.Connection, path: Path, spare: bool, records: bool =
              _unit_record(unit_id, key, files, "" if no_digest else source)
              for unit, key, files, no_digest in db.execute(
                  "SELECT id, key, files, json_digest = '' FROM units")} if records else {}
-    if records and [len(inspected), len(units)] != meta["counts"]:
+    if records and [len(inspected), len(units), len(strings.texts)] != meta["counts"]:
         raise ValueError("rows are missing")  # a file cut short
     history = meta["history"]
     state = SavedState(site_id=str(meta["site_id"]), units=units,
@@ -410,15 +453,15 @@ def _read_state(db: sqlite3.Connection, path: Path, spare: bool, records: bool =
                        media=dict(meta.get("media") or {}),
                        site_parts=_parts_from_json(meta.get("site_parts")),
                        **_keyed_from_json(meta.get("keyed_under")))
-    state.stored = Stored(path, str(meta["generation"]), units)
+    state.stored = Stored(path, str(meta["generation"]), units, strings)
     return state
 
 
-def _file_record(row: Any, texts: StateFile) -> FileRecord:
+def _file_record(row: Any, texts: StateFile, text: Callable[[int], str]) -> FileRecord:
     path, mtime, size, ino, blob, story, findings = row
     return _FILE_RECORD(packed_stat(int(mtime), int(size), int(ino)),
                         None if story is None else _story_from_json(path, orjson.loads(story),
-                                                                     texts),
+                                                                     texts, text),
                         () if findings is None else
                         tuple(Finding(*f) for f in orjson.loads(findings)), str(blob), STORED)
 
@@ -544,9 +587,11 @@ def write_state(state: SavedState, path: Path) -> None:
     is the one this state was read from or last written to, else whole. Keep at most
     MAX_SAVED states in its folder."""
     generation = secrets.token_hex(8)
-    if not _write_difference(state, path, generation):
-        _write_whole(state, path, generation)
-    state.stored = Stored(path, generation, state.units)
+    strings = _write_difference(state, path, generation)
+    if strings is None:
+        strings = _write_whole(state, path, generation)
+    strings.stored()
+    state.stored = Stored(path, generation, state.units, strings)
     for record in state.inspected.values():  # all in the file as they are now
         if record.origin != STORED:
             record.placed(STORED)
@@ -565,15 +610,15 @@ class Difference:
     replaced: list[str]  # the units whose records are not the very ones read (_replaced)
 
 
-def _difference(state: SavedState, before: Mapping[str, UnitRecord]) -> Difference:
+def _difference(state: SavedState, stored: Stored) -> Difference:
     """What the difference write of a state reads from its file, read now."""
     lost: list[str] = []
     inspected = [row for path, record in state.inspected.items()
                  if record.origin == NEW and _texts_left(record)
-                 and (row := _file_row(path, record, lost)) is not None]
+                 and (row := _file_row(path, record, lost, stored.strings)) is not None]
     for path in lost:  # an inspection is a cache: the file is inspected again next time
         del state.inspected[path]
-    units = state.units
+    units, before = state.units, stored.units
     replaced = _replaced(units, before)
     digests = {k: units[k].json_digest for k in replaced
                if not isinstance(units[k].held_digest, str)
@@ -594,27 +639,32 @@ def _texts_left(record: FileRecord) -> bool:
     return record.story is not None and not isinstance(record.story.summary.held_texts, Texts)
 
 
-def _write_difference(state: SavedState, path: Path, generation: str) -> bool:
+def _write_difference(state: SavedState, path: Path, generation: str) -> StringTable | None:
+    """The state written as its difference from the file's (None when it cannot be: the
+    file is not the one this state was read from or last written to), with the string
+    table the file now holds."""
     stored = state.stored
     if stored is None or stored.file != path or not path.is_file():
-        return False
+        return None
+    strings = stored.strings
     try:
-        difference = _difference(state, stored.units)
+        difference = _difference(state, stored)
         with contextlib.closing(_connect(path, readonly=False)) as db, db:
             db.execute("BEGIN IMMEDIATE")  # no other build writes meanwhile
             row = db.execute("SELECT value FROM meta WHERE name = 'generation'").fetchone()
             if row is None or orjson.loads(row[0]) != stored.generation:
                 db.rollback()
-                return False
-            _write_inspected(db, state.inspected, difference.inspected)
+                return None
+            _write_inspected(db, state.inspected, strings, difference.inspected)
             _write_units(db, state.units, stored.units, difference)
-            _write_meta(db, state, generation, difference.replaced)
+            _write_strings(db, strings)
+            _write_meta(db, state, generation, len(strings.texts), difference.replaced)
     except (sqlite3.Error, OSError):
-        return False
-    return True
+        return None
+    return strings
 
 
-def _write_whole(state: SavedState, path: Path, generation: str) -> None:
+def _write_whole(state: SavedState, path: Path, generation: str) -> StringTable:
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(path.name + ".tmp")
     temporary.unlink(missing_ok=True)
@@ -626,14 +676,23 @@ def _write_whole(state: SavedState, path: Path, generation: str) -> None:
         for statement in _SCHEMA.split(";"):
             if statement.strip():
                 db.execute(statement)
-        _write_inspected(db, state.inspected)
+        strings = StringTable([])
+        _write_inspected(db, state.inspected, strings)
         _write_units(db, state.units, {})
-        _write_meta(db, state, generation)
+        _write_strings(db, strings)
+        _write_meta(db, state, generation, len(strings.texts))
     os.replace(temporary, path)
+    return strings
+
+
+def _write_strings(db: sqlite3.Connection, strings: StringTable) -> None:
+    """The rows of the strings added to the table since the file was read or written."""
+    db.executemany("INSERT INTO strings VALUES (?, ?)", strings.unstored())
 
 
 def _write_inspected(db: sqlite3.Connection, records: dict[str, FileRecord],
-                     made: list[tuple[Any, ...]] | None = None) -> None:
+                     strings: StringTable, made: list[tuple[Any, ...]] | None = None
+                     ) -> None:
     """The rows of the inspections: every one into a new file (`made` None), else what
     changed since the file was read or written (`made`: the rows of the new inspections
     whose texts were left in the file, made before the write began)."""
@@ -649,7 +708,7 @@ def _write_inspected(db: sqlite3.Connection, records: dict[str, FileRecord],
     db.executemany("INSERT OR REPLACE INTO inspected VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                    (row for path, record in records.items()
                     if (whole or (record.origin == NEW and not _texts_left(record)))
-                    and (row := _file_row(path, record, lost)) is not None))
+                    and (row := _file_row(path, record, lost, strings)) is not None))
     for path in lost:  # an inspection is a cache: the file is inspected again next time
         del records[path]
     if not whole:  # the file's list, not one held beside the records: an archive's size
@@ -658,13 +717,15 @@ def _write_inspected(db: sqlite3.Connection, records: dict[str, FileRecord],
                         if row[0] not in records])
 
 
-def _file_row(path: str, record: FileRecord, lost: list[str]) -> tuple[Any, ...] | None:
+def _file_row(path: str, record: FileRecord, lost: list[str], strings: StringTable
+              ) -> tuple[Any, ...] | None:
     """A record's row (None, its path added to `lost`, when its story's texts were left
     in a state's file that another build has changed since: see StateFile)."""
     story = texts = None
     if record.story is not None:
         try:
-            story, texts = (orjson.dumps(part) for part in _story_to_json(record.story))
+            story, texts = (orjson.dumps(part) for part in _story_to_json(record.story,
+                                                                           strings))
         except ContentChanged:
             lost.append(path)
             return None
@@ -705,17 +766,18 @@ def _same_record(old: UnitRecord | None, new: UnitRecord) -> bool:
     return isinstance(mine, str) and isinstance(theirs, str) and mine == theirs
 
 
-def _write_meta(db: sqlite3.Connection, state: SavedState, generation: str,
+def _write_meta(db: sqlite3.Connection, state: SavedState, generation: str, strings: int,
                 replaced: list[str] | None = None) -> None:
-    """The state's values besides its rows (`replaced`: the units whose records are not
-    the very ones read with the state, when it is written as a difference)."""
+    """The state's values besides its rows (`strings`: the count of the string table's;
+    `replaced`: the units whose records are not the very ones read with the state, when
+    it is written as a difference)."""
     spare = state.spare or SiteRecord("", {}, ())
     history, units = state.history, state.units
     differ, absent = _spare_difference(spare.units, state, replaced)
     meta: dict[str, Callable[[], Any]] = {
         "version": lambda: STATE_VERSION,
         "generation": lambda: generation,
-        "counts": lambda: [len(state.inspected), len(state.units)],
+        "counts": lambda: [len(state.inspected), len(state.units), strings],
         "site_id": lambda: state.site_id,
         "site_parts": lambda: state.site_parts,
         "check_key": lambda: state.check_key,
@@ -836,36 +898,38 @@ def _same_unit(a: Any, b: Any) -> bool:
     return a is b or (a is not None and bool(a.key == b.key and a.files == b.files))
 
 
-def _story_to_json(item: LoadedStory) -> tuple[list[Any], list[Any]]:
-    """A story's record in two parts: what a build holds of it, and its texts (read when a
+def _story_to_json(item: LoadedStory, strings: StringTable) -> tuple[list[Any], list[Any]]:
+    """A story's record in two parts: what a build holds of it, with the strings it
+    shares with other stories by their numbers in `strings`, and its texts (read when a
     page shows them), each with the digest of the bytes inspected."""
-    s = item.summary
-    held = [item.digest, item.url_path, s.id, s.newsroom, s.newsroom_title, s.edition,
-            s.published_at.isoformat(), s.modified_at.isoformat(), s.trust, s.url,
-            list(s.related_urls), s.beat, s.agent,
-            [[at.isoformat(), text] for at, text in s.corrections], list(s.images)]
+    s, number = item.summary, strings.number
+    held = [item.digest, item.url_path, s.id, number(s.newsroom), number(s.newsroom_title),
+            number(s.edition), s.published_at.isoformat(), s.modified_at.isoformat(),
+            number(s.trust), s.url, [number(url) for url in s.related_urls], number(s.beat),
+            number(s.agent), [[at.isoformat(), text] for at, text in s.corrections],
+            list(s.images)]
     return held, [item.digest, *s.texts]
 
 
-def _story_from_json(path: str, held: Any, texts: StateFile) -> LoadedStory:
-    """A story's record, its texts left in the state's file."""
-    # The fields most stories share with others (newsroom, its title, edition, trust
-    # label, beat, agent) as one string each in memory: interned, each named rather than
-    # in a loop, as this runs for every story on every build (a field that is not a
-    # string is a TypeError, which makes the state no state at all).
-    intern = sys.intern
+def _story_from_json(path: str, held: Any, texts: StateFile, text: Callable[[int], str]
+                     ) -> LoadedStory:
+    """A story's record, its texts left in the state's file and its shared strings taken
+    from the state's table (`text`: a string by its number; one string in memory for
+    each, however many stories name it: at 100,000 stories linking to four, 400,000
+    strings for the links alone were 60 MB)."""
+    # Each field named rather than in a loop, as this runs for every story on every
+    # build. A number that is not one of the table's is an IndexError or a TypeError,
+    # which makes the state no state at all.
     digest, url_path, story_id, newsroom, title, edition, published, modified = held[:8]
     published_at = datetime.fromisoformat(published)
     # Most stories were never modified: one value in memory for both.
     modified_at = published_at if modified == published else datetime.fromisoformat(modified)
-    # A story's links lead to a few others, each linked from a few: one string for
-    # each URL (at 100,000 stories linking to four, 400,000 strings were 60 MB).
-    related = tuple(map(intern, held[10])) if held[10] else ()
-    corrections = (tuple((datetime.fromisoformat(at), text) for at, text in held[13])
+    related = tuple(map(text, held[10])) if held[10] else ()
+    corrections = (tuple((datetime.fromisoformat(at), said) for at, said in held[13])
                    if held[13] else ())
-    summary = _SUMMARY(story_id, intern(newsroom), intern(title), intern(edition),
-                       published_at, modified_at, intern(held[8]), held[9], related,
-                       intern(held[11]), intern(held[12]), corrections,
+    summary = _SUMMARY(story_id, text(newsroom), text(title), text(edition),
+                       published_at, modified_at, text(held[8]), held[9], related,
+                       text(held[11]), text(held[12]), corrections,
                        _STORED_TEXTS(texts, path, digest), tuple(held[14]))
     return _LOADED_STORY(path, summary, digest, url_path, False, "")
 
