@@ -139,3 +139,43 @@ def test_a_held_story_falling_due_or_other_settings_make_the_catalog_anew() -> N
     assert base(config(), clock, history, replace(content, stories=content.stories[:-1])) is None
     assert base(config(), clock, history, replace(content, withdrawals=())) is None
     assert catalog_after(None, content, config(), clock, history).base is None
+
+
+@settings(max_examples=40, deadline=None)
+@given(edits=st.dictionaries(st.integers(0, COUNT + DRAFTS - 1),
+                             st.sampled_from(IN_PLACE + MOVING), max_size=4),
+       drafts=st.booleans())
+def test_the_catalog_s_groups_are_those_their_definitions_give(edits: dict[int, str],
+                                                               drafts: bool) -> None:
+    """Made in one pass over the published stories (catalog._Groups): each group as its
+    own filter of them says, in the order the catalog promises."""
+    clock = Clock(NOW, drafts=drafts)
+    catalog = build_catalog(content_with(edits), config(), clock, UrlHistory())
+    published = catalog.published
+    assert list(published) == sorted(published, reverse=True, key=lambda s: (
+        s.summary.published_at, s.summary.id))
+
+    def members(test: Any) -> tuple[LoadedStory, ...]:
+        return tuple(s for s in published if test(s.summary))
+
+    newsrooms = sorted({s.summary.newsroom for s in published})
+    assert [(g.key, g.stories) for g in catalog.newsrooms] == [
+        (key, members(lambda m, k=key: m.newsroom == k)) for key in newsrooms]
+    assert [(g.key, g.stories) for g in catalog.editions] == [
+        (key, members(lambda m, k=key: m.edition == k))
+        for key in sorted({s.summary.edition for s in published}, reverse=True)]
+    assert [(b.newsroom, b.key, b.stories) for b in catalog.beats] == [
+        (room, beat, members(lambda m, r=room, k=beat: (m.newsroom, m.beat) == (r, k)))
+        for room, beat in sorted({(s.summary.newsroom, s.summary.beat) for s in published
+                                  if s.summary.beat})]
+    assert [(g.key, g.stories) for g in catalog.agents] == [
+        (key, members(lambda m, k=key: m.agent == k))
+        for key in sorted({s.summary.agent for s in published if s.summary.agent})]
+    assert catalog.by_path == {s.url_path: s for s in published}
+    assert catalog.last_modified == max(s.summary.modified_at for s in published)
+    assert [(c.at, c.text, c.story) for c in catalog.corrections] == sorted(
+        ((at, text, s) for s in published for at, text in s.summary.corrections),
+        key=lambda c: (c[0], c[2].summary.published_at, c[2].summary.id), reverse=True)
+    assert catalog.held == tuple(sorted(
+        (s for s in content_with(edits).stories if not clock.publishes(s.summary.published_at)),
+        key=lambda s: (s.summary.published_at, s.summary.id)))

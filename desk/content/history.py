@@ -16,7 +16,7 @@ One JSON form, kept in two places:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -85,14 +85,16 @@ class UrlHistory:
         return dict(sorted(urls.items()))
 
 
-def redirects(history: UrlHistory, current: Mapping[str, str],
-              live: Mapping[str, object]) -> list[Redirect]:
+def redirects(history: UrlHistory, current: Mapping[str, str], live: Container[str]
+              ) -> list[Redirect]:
     """Every old path of a story that has a page now (`current`: its path by id) and that
-    no live page (`live`, by path) claims, pointing at the story's page; by path."""
+    no live page (`live`: the paths) claims, pointing at the story's page; by path.
+    `history` is the one after the build of those pages (UrlHistory.advance), so a story
+    with one path has none but its page's: only those with more are looked at."""
     found = [Redirect(path, target, story_id)
-             for story_id, target in current.items()
-             for path in history.urls.get(story_id, ())
-             if path != target and path not in live]
+             for story_id, paths in history.urls.items()
+             if len(paths) > 1 and (target := current.get(story_id)) is not None
+             for path in paths if path != target and path not in live]
     return sorted(found, key=lambda r: r.path)
 
 
