@@ -26,6 +26,9 @@ def test_pages_hold_every_item_once_newest_first(count: int, size: int) -> None:
     for newer, older in zip(shown, shown[1:], strict=False):
         assert (newer.next_path, older.prev_path) == (older.path, newer.path)
     assert shown[0].prev_path is None and shown[-1].next_path is None
+    # Each page says where its items stand in the list.
+    items = list(range(count - 1, -1, -1))
+    assert all(items[p.start: p.start + len(p.items)] == list(p.items) for p in shown)
 
 
 @given(st.integers(min_value=0, max_value=400), st.integers(min_value=1, max_value=30),

@@ -4,8 +4,9 @@ anew from the same content, or none at all when a change moves a story."""
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from hypothesis import given, settings
@@ -13,7 +14,15 @@ from hypothesis import strategies as st
 from storygen import make_story
 
 from desk.config import Config
-from desk.content.catalog import Catalog, Clock, Content, build_catalog
+from desk.content.catalog import (
+    Catalog,
+    Clock,
+    Content,
+    build_catalog,
+    corrected_places,
+    newest,
+    newest_in,
+)
 from desk.content.history import UrlHistory
 from desk.content.loader import LoadedStory, LoadedWithdrawal
 from desk.content.models import Story
@@ -179,3 +188,30 @@ def test_the_catalog_s_groups_are_those_their_definitions_give(edits: dict[int, 
     assert catalog.held == tuple(sorted(
         (s for s in content_with(edits).stories if not clock.publishes(s.summary.published_at)),
         key=lambda s: (s.summary.published_at, s.summary.id)))
+
+
+INSTANTS = st.integers(0, 6).map(lambda h: START + timedelta(hours=h))
+OFFSETS = st.sampled_from([timedelta(0), timedelta(hours=2), timedelta(hours=-5)])
+
+
+@settings(max_examples=300, deadline=None)
+@given(stories=st.lists(st.tuples(INSTANTS, st.one_of(st.none(), INSTANTS), OFFSETS),
+                        max_size=12),
+       start=st.integers(0, 12), length=st.integers(0, 12))
+def test_a_page_s_newest_story_is_found_from_its_corrected_ones(
+        stories: list[tuple[datetime, datetime | None, timedelta]], start: int,
+        length: int) -> None:
+    """newest_in gives newest()'s very value (its offset too, among equal instants)
+    looking at the corrected stories and one other, whatever their corrections' times."""
+    made = []
+    for published, correction, offset in sorted(stories, key=lambda s: s[0], reverse=True):
+        zone = timezone(offset)
+        published = published.astimezone(zone)
+        # A correction's time may even come before the publication.
+        modified = published if correction is None else correction.astimezone(zone)
+        made.append(SimpleNamespace(summary=SimpleNamespace(published_at=published,
+                                                            modified_at=modified)))
+    corrected = corrected_places(made)  # type: ignore[arg-type]
+    end = min(len(made), start + length)
+    expected = newest(made[start:end])  # type: ignore[arg-type]
+    assert newest_in(made, corrected, start, end) is expected  # type: ignore[arg-type]

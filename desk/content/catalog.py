@@ -7,21 +7,23 @@ notice; a moved story's old URLs redirect to its page (desk.content.history).
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
 from operator import attrgetter
-from typing import Generic, TypeVar
+from typing import Generic, Self, TypeVar
 
 from desk.config import Config
 from desk.content.history import Redirect, UrlHistory, redirects
-from desk.content.loader import LoadedStory, LoadedWithdrawal
+from desk.content.loader import LoadedStory, LoadedWithdrawal, Summary
 from desk.content.media import MediaFile
 from desk.content.pages import Page
 
 T = TypeVar("T")
+G = TypeVar("G", bound="_Corrected")  # a group of stories
 EPOCH = datetime.fromisoformat("1970-01-01T00:00:00+00:00")
 # A story's last modification, read without a Python frame for each of many stories.
 _MODIFIED_AT = attrgetter("summary.modified_at")
@@ -32,8 +34,70 @@ def newest(stories: Sequence[LoadedStory]) -> datetime:
     return max(map(_MODIFIED_AT, stories), default=EPOCH)
 
 
+def corrected_places(stories: Sequence[LoadedStory]) -> tuple[int, ...]:
+    """The places (0: the first) of the stories whose last modification is not their
+    publication (a correction's): all `newest_in` looks at beside one story a page."""
+    return tuple(n for n, item in enumerate(stories) if _corrected(item.summary))
+
+
+def _corrected(summary: Summary) -> bool:
+    # Most stories' modification is their publication, the very value once read back.
+    modified, published = summary.modified_at, summary.published_at
+    return modified is not published and modified != published
+
+
+def newest_in(stories: Sequence[LoadedStory], corrected: Sequence[int], start: int = 0,
+              end: int | None = None) -> datetime:
+    """newest(stories[start:end]), the same value, for stories newest first (by their
+    publication) given `corrected`, the places of those whose modification is not their
+    publication (corrected_places): looked at are those and the first of the others, as
+    every later one was published, so modified, no later and is listed after it. A page
+    of a list asks for its newest story for its sitemap line: at 100,000 stories, a
+    walk over each story of every newsroom, beat, agent and edition on every build."""
+    end = len(stories) if end is None else end
+    if start >= end:
+        return EPOCH
+    if not corrected:  # most lists: the first story is the newest
+        return stories[start].summary.modified_at
+    places = corrected[bisect_left(corrected, start): bisect_left(corrected, end)]
+    plain = start  # the first place of the others (none when it reaches `end`)
+    for place in places:
+        if place != plain:
+            break
+        plain += 1
+    found: datetime | None = None
+    for place in sorted((*places, plain) if plain < end else places):
+        modified = stories[place].summary.modified_at
+        if found is None or modified > found:  # the first of equal ones, as max() gives
+            found = modified
+    assert found is not None
+    return found
+
+
+def page_newest(stories: Sequence[LoadedStory], corrected: Sequence[int],
+                page: Slice[LoadedStory]) -> datetime:
+    """newest(page.items) for a page of a list of stories (see newest_in)."""
+    return newest_in(stories, corrected, page.start, page.start + len(page.items))
+
+
+class _Corrected:
+    """Where a group's corrected stories stand (see corrected_places): made from its
+    stories when asked for, unless the catalog that grouped them knew it already."""
+
+    stories: tuple[LoadedStory, ...]  # the group's own field
+
+    @cached_property
+    def corrected(self) -> tuple[int, ...]:
+        return corrected_places(self.stories)
+
+    def knowing(self, corrected: tuple[int, ...]) -> Self:
+        """This group, its corrected stories' places known (made with its stories)."""
+        self.__dict__["corrected"] = corrected  # the cached property's own place
+        return self
+
+
 @dataclass(frozen=True)
-class Group:
+class Group(_Corrected):
     """Stories sharing a newsroom or an edition, newest first."""
 
     key: str
@@ -45,11 +109,11 @@ class Group:
         """The latest modification among its stories (the epoch when there are none):
         asked for by its page's sitemap line and its page of the list of groups, for
         each of 40,000 editions at 100,000 stories."""
-        return newest(self.stories)
+        return newest_in(self.stories, self.corrected)
 
 
 @dataclass(frozen=True)
-class Beat:
+class Beat(_Corrected):
     """The stories of one beat of one newsroom, newest first."""
 
     newsroom: str
@@ -156,6 +220,9 @@ class Slice(Generic[T]):
     path: str
     prev_path: str | None
     next_path: str | None
+    # The place of its first item in the list (an archive page's moves as items are
+    # added before it: not part of what the page is).
+    start: int = field(default=0, compare=False)
 
 
 def stable_pages(items: Sequence[T], size: int, path_of: Callable[[int], str]
@@ -177,7 +244,7 @@ def stable_pages(items: Sequence[T], size: int, path_of: Callable[[int], str]
         end = count - (number - 1) * size
         yield Slice(number, 0, items[end - size: end], path_of(number),
                     path_of(number + 1 if number < archived else 0),
-                    path_of(number - 1) if number > 1 else None)
+                    path_of(number - 1) if number > 1 else None, end - size)
 
 
 @dataclass(frozen=True)
@@ -295,32 +362,49 @@ class _Groups:
         by_edition: defaultdict[str, list[LoadedStory]] = defaultdict(list)
         by_beat: defaultdict[tuple[str, str], list[LoadedStory]] = defaultdict(list)
         by_agent: defaultdict[str, list[LoadedStory]] = defaultdict(list)
+        # The places of the corrected stories in each group's list, by its list's id.
+        corrected: defaultdict[int, list[int]] = defaultdict(list)
         found: list[Corrected] = []
         last = EPOCH
         for item in published:
             summary = item.summary
             by_path[item.url_path] = item
-            by_newsroom[summary.newsroom].append(item)
-            by_edition[summary.edition].append(item)
+            # Each group named and filled in turn (a loop over them cost more).
+            newsroom = by_newsroom[summary.newsroom]
+            newsroom.append(item)
+            edition = by_edition[summary.edition]
+            edition.append(item)
+            beat = agent = None
             if summary.beat:
-                by_beat[summary.newsroom, summary.beat].append(item)
+                beat = by_beat[summary.newsroom, summary.beat]
+                beat.append(item)
             if summary.agent:
-                by_agent[summary.agent].append(item)
+                agent = by_agent[summary.agent]
+                agent.append(item)
             if summary.corrections:
                 found += [Corrected(at, text, item) for at, text in summary.corrections]
+            if _corrected(summary):
+                for stories in (newsroom, edition, beat, agent):
+                    if stories is not None:
+                        corrected[id(stories)].append(len(stories) - 1)
             if summary.modified_at > last or last is EPOCH:
                 last = summary.modified_at
         found.sort(key=_CORRECTION, reverse=True)
-        newsrooms = [(key, tuple(items)) for key, items in sorted(by_newsroom.items())]
+
+        def made(group: G, stories: list[LoadedStory]) -> G:
+            return group.knowing(tuple(corrected.get(id(stories), ())))
+
         return cls(
             by_path,
-            tuple(Group(key, newsroom_title(key, stories, config), stories)
-                  for key, stories in newsrooms),
-            tuple(Group(key, key, tuple(items))
-                  for key, items in sorted(by_edition.items(), reverse=True)),
-            tuple(Beat(newsroom, key, beat_title(key, config), tuple(items))
-                  for (newsroom, key), items in sorted(by_beat.items())),
-            tuple(Group(key, key, tuple(items)) for key, items in sorted(by_agent.items())),
+            tuple(made(Group(key, newsroom_title(key, made_of, config), made_of), stories)
+                  for key, stories in sorted(by_newsroom.items())
+                  if (made_of := tuple(stories))),
+            tuple(made(Group(key, key, tuple(stories)), stories)
+                  for key, stories in sorted(by_edition.items(), reverse=True)),
+            tuple(made(Beat(newsroom, key, beat_title(key, config), tuple(stories)), stories)
+                  for (newsroom, key), stories in sorted(by_beat.items())),
+            tuple(made(Group(key, key, tuple(stories)), stories)
+                  for key, stories in sorted(by_agent.items())),
             tuple(found), last)
 
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from functools import partial
 
 from desk import urls
-from desk.content.catalog import Slice, newest, stable_pages
+from desk.content.catalog import Slice, page_newest, stable_pages
 from desk.content.loader import LoadedStory
 from desk.render import Output
 from desk.render.context import RenderContext, Unit, Units
@@ -46,6 +46,7 @@ class Members:
     feed: bool  # has RSS, Atom and JSON Feed in its folder
     runs: bool  # shows each story's run id
     extra: tuple[tuple[str, str], ...]  # index.json's keys that name the list
+    corrected: Sequence[int]  # the places of its corrected stories (catalog.newest_in)
 
 
 def beat_lists(ctx: RenderContext) -> Iterator[Members]:
@@ -56,7 +57,7 @@ def beat_lists(ctx: RenderContext) -> Iterator[Members]:
                       (("Newsrooms", urls.NEWSROOMS),
                        (room.title, urls.newsroom_path(room.key))),
                       beat.stories, partial(urls.beat_path, beat.newsroom, beat.key), True,
-                      False, (("newsroom", beat.newsroom), ("beat", beat.key)))
+                      False, (("newsroom", beat.newsroom), ("beat", beat.key)), beat.corrected)
 
 
 def agent_lists(ctx: RenderContext) -> Iterator[Members]:
@@ -65,7 +66,8 @@ def agent_lists(ctx: RenderContext) -> Iterator[Members]:
                       f"Stories written by the agent {group.title} for {ctx.config.title}, "
                       "with the run that wrote each.",
                       (("Agents", urls.AGENTS),), group.stories,
-                      partial(urls.agent_path, group.key), False, True, (("agent", group.key),))
+                      partial(urls.agent_path, group.key), False, True, (("agent", group.key),),
+                      group.corrected)
 
 
 def member_units(lists: Callable[[RenderContext], Iterator[Members]], ctx: RenderContext
@@ -89,7 +91,7 @@ def member_sitemap(lists: Callable[[RenderContext], Iterator[Members]], ctx: Ren
                    ) -> SitemapEntries:
     for members in lists(ctx):
         for page in _slices(ctx, members):
-            yield page.path, newest(page.items)
+            yield page.path, page_newest(members.stories, members.corrected, page)
 
 
 def _slices(ctx: RenderContext, members: Members) -> Iterator[Slice[LoadedStory]]:

@@ -18,7 +18,7 @@ from typing import Any
 
 from desk import urls
 from desk.config import Config
-from desk.content.catalog import EPOCH, Group, Slice, newest, stable_pages
+from desk.content.catalog import EPOCH, Group, Slice, page_newest, stable_pages
 from desk.content.loader import LoadedStory
 from desk.content.models import REUSE_FIELDS
 from desk.render import Output
@@ -392,7 +392,8 @@ def newsroom_sitemap(ctx: RenderContext) -> SitemapEntries:
 
 
 def _newsroom_entries(ctx: RenderContext, group: Group) -> list[tuple[str, datetime]]:
-    return [(page.path, newest(page.items)) for page in newsroom_slices(ctx, group)]
+    return [(page.path, page_newest(group.stories, group.corrected, page))
+            for page in newsroom_slices(ctx, group)]
 
 
 def _feed_alternates(ctx: RenderContext, group: Group) -> Iterator[Alternate]:
