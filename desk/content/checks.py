@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from operator import attrgetter
 
 from desk import urls
 from desk.config import Config
@@ -308,8 +309,16 @@ def images_described(story: Story, config: Config) -> Iterator[Problem]:
                           "has no credit: whose picture it is goes unsaid", "warning")
 
 
+_URL_PATH = attrgetter("url_path")
+_ID = attrgetter("summary.id")
+_TITLED = attrgetter("summary.newsroom", "summary.newsroom_title")
+_NEWEST = attrgetter("summary.published_at", "summary.id")
+
+
 def unique_urls(stories: Sequence[LoadedStory], config: Config) -> Iterator[Finding]:
     """Two stories at one URL: the second (in path order) is an error."""
+    if len(set(map(_URL_PATH, stories))) == len(stories):
+        return  # no two alike: told in C, as for every story of the archive on each build
     first_at: dict[str, LoadedStory] = {}
     for item in stories:
         other = first_at.setdefault(item.url_path, item)
@@ -320,6 +329,8 @@ def unique_urls(stories: Sequence[LoadedStory], config: Config) -> Iterator[Find
 
 def unique_ids(stories: Sequence[LoadedStory], config: Config) -> Iterator[Finding]:
     """Two stories with one id: the second (in path order) is an error."""
+    if len(set(map(_ID, stories))) == len(stories):
+        return  # no two alike (see unique_urls)
     first_with_id: dict[str, LoadedStory] = {}
     for item in stories:
         other = first_with_id.setdefault(item.summary.id, item)
@@ -356,10 +367,12 @@ def newsroom_titles_agree(stories: Sequence[LoadedStory], config: Config
     """Stories of one newsroom that carry different newsroom_titles: a warning for each
     title that loses, naming both files and both titles. The newest story's title wins
     (catalog.newsroom_title reads the stories newest first)."""
+    titled = {pair for pair in map(_TITLED, stories) if pair[1]}
+    if len(titled) == len({newsroom for newsroom, _ in titled}):
+        return  # one title a newsroom: nothing differs (told without sorting the archive)
     winners: dict[str, LoadedStory] = {}
     reported: set[tuple[str, str]] = set()
-    newest_first = sorted(stories, key=lambda s: (s.summary.published_at, s.summary.id),
-                          reverse=True)
+    newest_first = sorted(stories, key=_NEWEST, reverse=True)
     for item in newest_first:
         story = item.summary
         if not story.newsroom_title:
