@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gc
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -75,6 +76,10 @@ def test_a_process_ends_without_freeing_what_it_held() -> None:
                             text=True, timeout=60)
     assert result.returncode == 7
     assert result.stdout == "done"  # its output flushed; nothing freed, nothing after
+    # Started with its error stream closed (Python's sys.stderr is None): the same status.
+    closed = subprocess.run([sys.executable, "-c", OUTLIVING], stdout=subprocess.PIPE,
+                            text=True, timeout=60, preexec_fn=lambda: os.close(2))
+    assert (closed.returncode, closed.stdout) == (7, "done")
 
 
 def test_the_desk_program_ends_a_build_with_its_status_and_all_it_printed(tmp_path: Path

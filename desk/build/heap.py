@@ -106,6 +106,7 @@ class Outliving:
         """End the process with this exit status, its output flushed and nothing freed
         (no exit handler runs: any a command needs has run by then)."""
         for stream in (sys.stdout, sys.stderr):
-            with contextlib.suppress(OSError, ValueError):
-                stream.flush()
+            if stream is not None:  # None: the process was started with it closed
+                with contextlib.suppress(OSError, ValueError):
+                    stream.flush()
         os._exit(status)

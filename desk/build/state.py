@@ -936,8 +936,10 @@ def _story_from_json(path: str, held: Any, texts: StateFile, text: Callable[[int
     each, however many stories name it: at 100,000 stories linking to four, 400,000
     strings for the links alone were 60 MB)."""
     # Each field named rather than in a loop, as this runs for every story on every
-    # build. A number that is not one of the table's is an IndexError or a TypeError,
-    # which makes the state no state at all.
+    # build. A number past the table's end, or not a number, is an IndexError or a
+    # TypeError, which makes the state no state at all; a number changed within the
+    # table reads another of its strings, as a changed string reads another string
+    # (the file's structure and counts are checked, not each value).
     digest, url_path, story_id, newsroom, title, edition, published, modified = held[:8]
     published_at = datetime.fromisoformat(published)
     # Most stories were never modified: one value in memory for both.

@@ -165,7 +165,6 @@ class Catalog:
     editions: tuple[Group, ...]
     by_path: dict[str, LoadedStory] = field(repr=False)
     last_modified: datetime = EPOCH  # of any published story
-    edition_index: dict[str, int] = field(repr=False, default_factory=dict)
     newsroom_index: dict[str, Group] = field(repr=False, default_factory=dict)
     skipped: tuple[LoadedStory, ...] = ()
     notices: tuple[Notice, ...] = ()
@@ -192,13 +191,6 @@ class Catalog:
     def newsroom(self, key: str) -> Group:
         """The group of one newsroom."""
         return self.newsroom_index[key]
-
-    def neighbours(self, edition: str) -> tuple[Group | None, Group | None]:
-        """(older, newer) editions around one edition."""
-        i = self.edition_index[edition]
-        newer = self.editions[i - 1] if i > 0 else None
-        older = self.editions[i + 1] if i + 1 < len(self.editions) else None
-        return older, newer
 
 
 def archive_pages(count: int, size: int) -> int:
@@ -312,7 +304,6 @@ def build_catalog(content: Content, config: Config, clock: Clock,
         editions=groups.editions,
         by_path=groups.by_path,
         last_modified=groups.last_modified,
-        edition_index={g.key: i for i, g in enumerate(groups.editions)},
         newsroom_index={g.key: g for g in groups.newsrooms},
         skipped=() if clock.drafts else drafts,
         notices=notices,

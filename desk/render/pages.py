@@ -466,8 +466,8 @@ def edition_units(ctx: RenderContext) -> Units:
     """/editions/EDITION/, one per hourly edition."""
     touched = ctx.touched
     editions = ctx.catalog.editions
-    # Each edition's neighbours by its place in the list (Catalog.neighbours, without
-    # looking each of 40,000 up at 100,000 stories).
+    # Each edition's neighbours by its place in the list (not looked up by key for each
+    # of 40,000 at 100,000 stories).
     for i, group in enumerate(editions):
         newer = editions[i - 1] if i > 0 else None
         older = editions[i + 1] if i + 1 < len(editions) else None
