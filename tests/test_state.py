@@ -457,3 +457,16 @@ def test_the_strings_stories_share_are_kept_once_and_keep_their_numbers(tmp_path
     write_state(again, file)
     assert shared_strings(file) == first
     assert same(read_state(file), again)
+
+
+def test_a_state_that_took_another_s_inspections_writes_them(tmp_path: Path) -> None:
+    """A preview's state with a file of its own but no inspections, starting from its
+    site's build's: the inspections it took are in the other state's file, not in its."""
+    own, built = tmp_path / "own.sqlite", tmp_path / "built.sqlite"
+    write_state(dataclasses.replace(a_state(), inspected={}), own)
+    write_state(a_state(), built)
+    state = read_state(own)
+    state.adopt_inspections(read_state(built))
+    write_state(state, own)
+    assert same(read_state(own), state)
+    assert len(read_state(own).inspected) == len(a_state().inspected)

@@ -343,6 +343,8 @@ class SavedState:
         if not self.inspected and other.inspected:
             self.inspected, self.check_key = other.inspected, other.check_key
             self.media = dict(other.media)
+            # Stored in the other state's file, not in this one's: it is written whole.
+            self.stored = None
 
     def search_of(self, live_id: str | None) -> dict[str, tuple[str, ...]]:
         """The sealed search bundles of the live site, if this state describes it."""
