@@ -96,14 +96,17 @@ def last_catalog(clock: Clock) -> Cataloged:
                      build_catalog(content, settings_, clock, UrlHistory()))
 
 
+# Up to four stories edited, each in place or moving.
+EDITS = st.dictionaries(st.integers(0, COUNT + DRAFTS - 1), st.sampled_from(IN_PLACE + MOVING),
+                        max_size=4)
+
+
 def made_anew(last: Cataloged, content: Content, clock: Clock) -> Catalog:
     return build_catalog(content, last.config, clock, last.catalog.history)
 
 
 @settings(max_examples=60, deadline=None)
-@given(edits=st.dictionaries(st.integers(0, COUNT + DRAFTS - 1),
-                             st.sampled_from(IN_PLACE + MOVING), max_size=4),
-       drafts=st.booleans())
+@given(edits=EDITS, drafts=st.booleans())
 def test_a_catalog_made_from_the_last_is_the_one_made_anew(edits: dict[int, str],
                                                            drafts: bool) -> None:
     clock = Clock(NOW, drafts=drafts)
@@ -151,9 +154,7 @@ def test_a_held_story_falling_due_or_other_settings_make_the_catalog_anew() -> N
 
 
 @settings(max_examples=40, deadline=None)
-@given(edits=st.dictionaries(st.integers(0, COUNT + DRAFTS - 1),
-                             st.sampled_from(IN_PLACE + MOVING), max_size=4),
-       drafts=st.booleans())
+@given(edits=EDITS, drafts=st.booleans())
 def test_the_catalog_s_groups_are_those_their_definitions_give(edits: dict[int, str],
                                                                drafts: bool) -> None:
     """Made in one pass over the published stories (catalog._Groups): each group as its
