@@ -22,6 +22,7 @@ from desk.build.cache import BuildCache
 from desk.build.pipeline import build
 from desk.build.slots import slot_maker
 from desk.build.state import (
+    SPARE_STRINGS,
     FileRecord,
     SavedState,
     Stored,
@@ -470,3 +471,36 @@ def test_a_state_that_took_another_s_inspections_writes_them(tmp_path: Path) -> 
     write_state(state, own)
     assert same(read_state(own), state)
     assert len(read_state(own).inspected) == len(a_state().inspected)
+
+
+def test_a_string_table_outgrowing_its_last_whole_write_is_written_whole(tmp_path: Path
+                                                                       ) -> None:
+    """Strings no record names any more stay in the table between whole writes: once it
+    holds more than twice what the last whole write made it, and SPARE_STRINGS more,
+    the state is written whole with a new table."""
+    file = tmp_path / "s.sqlite"
+    write_state(a_state(), file)
+    whole = len(shared_strings(file))
+    sizes = []
+    for turn in range(8):  # each write replaces the last one's stories and their links
+        state = read_state(file)
+        for path in [p for p in state.inspected if "/turn-" in p]:
+            del state.inspected[path]
+        for n in range(60):
+            links = [{"url": f"https://example.org/{turn}/{n}/{i}", "headline": "",
+                      "slug": "x"} for i in range(4)]
+            story = Story.model_validate(make_story(n, f"newsroom-{turn}-{n}",
+                                                    related=links))
+            path = f"content/stories/turn-{turn}-{n}.json"
+            state.inspected[path] = FileRecord(packed_stat(n, n, n),
+                                               LoadedStory.of(path, story, f"{n:064x}"), ())
+        write_state(state, file)
+        sizes.append(len(shared_strings(file)))
+        assert same(read_state(file), state)
+    limit = 2 * whole + SPARE_STRINGS
+    # Grown by each difference until past the limit, then made anew: the strings of the
+    # last stories written and those of the first state only.
+    growing = sizes[: next(i for i in range(1, len(sizes)) if sizes[i] < sizes[i - 1])]
+    assert growing == sorted(growing) and growing[-1] > limit
+    assert all(size <= 2 * limit for size in sizes)
+    assert min(sizes[len(growing):]) < whole + 60 * 6 + 1

@@ -53,6 +53,8 @@ from desk.content.loader import ContentChanged, LoadedStory, StoredTexts, Summar
 from desk.urls import USUAL_FILES, plain_folder, relative_file, usual_count
 
 STATE_VERSION = 12  # 12: the strings stories share kept once (StringTable)
+# Strings a table may gain past twice its size at the last whole write (StringTable).
+SPARE_STRINGS = 1024
 # Saved states of output folders kept at most (the oldest go first).
 MAX_SAVED = 20
 SUFFIX = ".sqlite"
@@ -240,14 +242,23 @@ class StringTable:
     without parsing, hashing and interning those strings again for each story: at
     100,000 stories linking to four others, they were half of a record's bytes, and the
     records are read on every build. A string keeps its number; one not in the table
-    yet is added at its end, and a state written whole has a new table."""
+    yet is added at its end, and a state written whole has a new table, of the strings
+    its records name: so it is written whole once the table has outgrown the one it
+    last made (strings no record names any more are left in it until then)."""
 
-    __slots__ = ("texts", "_numbers", "_stored")
+    __slots__ = ("texts", "whole", "_numbers", "_stored")
 
-    def __init__(self, texts: list[str]) -> None:
+    def __init__(self, texts: list[str], whole: int | None = None) -> None:
         self.texts = texts  # by number
+        # How many strings the table held when the state was last written whole.
+        self.whole = len(texts) if whole is None else whole
         self._numbers: dict[str, int] = {}  # those looked up (see `look_up`) or added
         self._stored = len(texts)  # how many of them the state's file holds
+
+    def outgrown(self) -> bool:
+        """Whether the table holds more than twice the strings it held when the state was
+        last written whole (and a few more, for a small site): then it is written whole."""
+        return len(self.texts) > 2 * self.whole + SPARE_STRINGS
 
     def look_up(self, wanted: Collection[str]) -> None:
         """Find the numbers of these strings in one pass over the table, for the records
@@ -438,7 +449,8 @@ def _read_state(db: sqlite3.Connection, path: Path, spare: bool, records: bool =
         raise ValueError("another version")
     source = StateFile(db, path)
     strings = StringTable([text for (text,) in db.execute(
-        "SELECT text FROM strings ORDER BY id")] if records else [])
+        "SELECT text FROM strings ORDER BY id")] if records else [],
+        _count_from_json(meta.get("strings_whole")))
     text = strings.texts.__getitem__
     inspected = {row[0]: _file_record(row, source, text) for row in db.execute(
         "SELECT path, mtime, size, ino, blob, story, findings FROM inspected")} if records else {}
@@ -466,6 +478,14 @@ def _read_state(db: sqlite3.Connection, path: Path, spare: bool, records: bool =
                        **_keyed_from_json(meta.get("keyed_under")))
     state.stored = Stored(path, str(meta["generation"]), units, strings)
     return state
+
+
+def _count_from_json(data: Any) -> int | None:
+    if data is None:
+        return None
+    if type(data) is not int or data < 0:
+        raise ValueError("not a count")
+    return data
 
 
 def _file_record(row: Any, texts: StateFile, text: Callable[[int], str]) -> FileRecord:
@@ -658,6 +678,8 @@ def _write_difference(state: SavedState, path: Path, generation: str) -> StringT
     if stored is None or stored.file != path or not path.is_file():
         return None
     strings = stored.strings
+    if strings.outgrown():
+        return None  # a new table, of the strings the records name
     strings.look_up({text for record in state.inspected.values()
                      if record.origin == NEW and record.story is not None
                      for text in _shared_strings(record.story.summary)})
@@ -672,7 +694,7 @@ def _write_difference(state: SavedState, path: Path, generation: str) -> StringT
             _write_inspected(db, state.inspected, strings, difference.inspected)
             _write_units(db, state.units, stored.units, difference)
             _write_strings(db, strings)
-            _write_meta(db, state, generation, len(strings.texts), difference.replaced)
+            _write_meta(db, state, generation, strings, difference.replaced)
     except (sqlite3.Error, OSError):
         return None
     return strings
@@ -694,7 +716,8 @@ def _write_whole(state: SavedState, path: Path, generation: str) -> StringTable:
         _write_inspected(db, state.inspected, strings)
         _write_units(db, state.units, {})
         _write_strings(db, strings)
-        _write_meta(db, state, generation, len(strings.texts))
+        strings.whole = len(strings.texts)
+        _write_meta(db, state, generation, strings)
     os.replace(temporary, path)
     return strings
 
@@ -780,9 +803,9 @@ def _same_record(old: UnitRecord | None, new: UnitRecord) -> bool:
     return isinstance(mine, str) and isinstance(theirs, str) and mine == theirs
 
 
-def _write_meta(db: sqlite3.Connection, state: SavedState, generation: str, strings: int,
-                replaced: list[str] | None = None) -> None:
-    """The state's values besides its rows (`strings`: the count of the string table's;
+def _write_meta(db: sqlite3.Connection, state: SavedState, generation: str,
+                strings: StringTable, replaced: list[str] | None = None) -> None:
+    """The state's values besides its rows (`strings`: the string table written;
     `replaced`: the units whose records are not the very ones read with the state, when
     it is written as a difference)."""
     spare = state.spare or SiteRecord("", {}, ())
@@ -791,7 +814,8 @@ def _write_meta(db: sqlite3.Connection, state: SavedState, generation: str, stri
     meta: dict[str, Callable[[], Any]] = {
         "version": lambda: STATE_VERSION,
         "generation": lambda: generation,
-        "counts": lambda: [len(state.inspected), len(state.units), strings],
+        "counts": lambda: [len(state.inspected), len(state.units), len(strings.texts)],
+        "strings_whole": lambda: strings.whole,
         "site_id": lambda: state.site_id,
         "site_parts": lambda: state.site_parts,
         "check_key": lambda: state.check_key,
