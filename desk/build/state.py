@@ -642,10 +642,13 @@ class Difference:
 
 
 def _difference(state: SavedState, stored: Stored) -> Difference:
-    """What the difference write of a state reads from its file, read now."""
+    """What the difference write of a state reads from its file, read now; the numbers
+    of the new records' shared strings looked up in its string table."""
     lost: list[str] = []
-    inspected = [row for path, record in state.inspected.items()
-                 if record.origin == NEW and _texts_left(record)
+    new = [(path, record) for path, record in state.inspected.items() if record.origin == NEW]
+    stored.strings.look_up({text for _, record in new if record.story is not None
+                            for text in _shared_strings(record.story.summary)})
+    inspected = [row for path, record in new if _texts_left(record)
                  and (row := _file_row(path, record, lost, stored.strings)) is not None]
     for path in lost:  # an inspection is a cache: the file is inspected again next time
         del state.inspected[path]
@@ -680,9 +683,6 @@ def _write_difference(state: SavedState, path: Path, generation: str) -> StringT
     strings = stored.strings
     if strings.outgrown():
         return None  # a new table, of the strings the records name
-    strings.look_up({text for record in state.inspected.values()
-                     if record.origin == NEW and record.story is not None
-                     for text in _shared_strings(record.story.summary)})
     try:
         difference = _difference(state, stored)
         with contextlib.closing(_connect(path, readonly=False)) as db, db:

@@ -373,14 +373,13 @@ class _Groups:
                 agent = by_agent[summary.agent]
                 agent.append(item)
             if summary.corrections:
-                found += [Corrected(at, text, item) for at, text in summary.corrections]
+                found += _corrections_in(item)
             if _corrected(summary):
                 for stories in (newsroom, edition, beat, agent):
                     if stories is not None:
                         corrected[id(stories)].append(len(stories) - 1)
             if summary.modified_at > last or last is EPOCH:
                 last = summary.modified_at
-        found.sort(key=_CORRECTION, reverse=True)
 
         def made(group: G, stories: list[LoadedStory]) -> G:
             return group.knowing(tuple(corrected.get(id(stories), ())))
@@ -396,7 +395,7 @@ class _Groups:
                   for (newsroom, key), stories in sorted(by_beat.items())),
             tuple(made(Group(key, key, tuple(stories)), stories)
                   for key, stories in sorted(by_agent.items())),
-            tuple(found), last)
+            _newest_corrections(found), last)
 
 
 def _notices(stories: Sequence[LoadedStory], withdrawn: Mapping[str, LoadedWithdrawal],
@@ -418,7 +417,13 @@ def beat_title(key: str, config: Config) -> str:
 
 def corrections_of(published: Sequence[LoadedStory]) -> tuple[Corrected, ...]:
     """Every correction of the published stories, newest first (then by story)."""
-    found = [Corrected(at, text, item) for item in published
-             for at, text in item.summary.corrections]
+    return _newest_corrections([c for item in published for c in _corrections_in(item)])
+
+
+def _corrections_in(item: LoadedStory) -> list[Corrected]:
+    return [Corrected(at, text, item) for at, text in item.summary.corrections]
+
+
+def _newest_corrections(found: list[Corrected]) -> tuple[Corrected, ...]:
     found.sort(key=_CORRECTION, reverse=True)
     return tuple(found)

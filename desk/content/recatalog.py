@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import TypeVar
+from datetime import datetime, timedelta
+from typing import Any, TypeVar
 
 from desk.config import Config
 from desk.content.catalog import (
@@ -55,17 +56,38 @@ def catalog_after(last: Cataloged | None, content: Content, config: Config, cloc
     made = _made_in_place(last, content, config, clock, history) if last is not None else None
     if last is None or made is None:
         return Cataloged(content, config, clock, build_catalog(content, config, clock, history))
-    catalog, replaced = made
-    catalog = replace(catalog, corrections=corrections_of(catalog.published), media={},
-                      last_modified=newest(catalog.published))
-    return Cataloged(content, config, clock, catalog, last.catalog, replaced)
+    catalog, pairs = made
+    catalog = replace(catalog, media={}, **_made_again(catalog, pairs))
+    return Cataloged(content, config, clock, catalog, last.catalog,
+                     tuple(old for old, _ in pairs))
+
+
+def _made_again(catalog: Catalog, pairs: Sequence[tuple[LoadedStory, LoadedStory]]
+                ) -> dict[str, Any]:
+    """What the catalog makes of all its published stories and the stories put in place
+    may change: the corrections log, when one of them has a correction (its entries name
+    the story), and the latest modification, when one of them was modified at another
+    time (or offset). Made again only then: each is a walk over every story, on every
+    save of desk serve."""
+    made: dict[str, Any] = {}
+    if any(old.summary.corrections or new.summary.corrections for old, new in pairs):
+        made["corrections"] = corrections_of(catalog.published)
+    if any(_modified(old) != _modified(new) for old, new in pairs):
+        made["last_modified"] = newest(catalog.published)
+    return made
+
+
+def _modified(item: LoadedStory) -> tuple[datetime, timedelta | None]:
+    modified = item.summary.modified_at
+    return modified, modified.utcoffset()
 
 
 def _made_in_place(last: Cataloged, content: Content, config: Config, clock: Clock,
-                   history: UrlHistory) -> tuple[Catalog, tuple[LoadedStory, ...]] | None:
+                   history: UrlHistory
+                   ) -> tuple[Catalog, list[tuple[LoadedStory, LoadedStory]]] | None:
     """The last catalog with the stories changed since put where their last versions
-    were, and those last versions, when each takes its last version's place and nothing
-    else changed; else None."""
+    were, and each of them with its last version, when each takes its last version's
+    place and nothing else changed; else None."""
     withdrawn = {item.id for item in content.withdrawals}
     if not _same_frame(last, content, (config, clock, history), withdrawn):
         return None
@@ -77,7 +99,7 @@ def _made_in_place(last: Cataloged, content: Content, config: Config, clock: Clo
         if catalog is None or old.summary.id in withdrawn or not _same_place(old, new):
             return None
         catalog = _placed(catalog, old, new)
-    return (catalog, tuple(old for old, _ in pairs)) if catalog is not None else None
+    return (catalog, pairs) if catalog is not None else None
 
 
 def _same_frame(last: Cataloged, content: Content,
