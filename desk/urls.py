@@ -8,7 +8,7 @@ and every segment is checked so no file can land outside the output folder.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Container, Iterable
+from collections.abc import Callable, Container, Iterable, Sequence
 from functools import lru_cache
 from pathlib import PurePosixPath
 from urllib.parse import quote, urlsplit
@@ -349,6 +349,20 @@ def plain_folder(path: str) -> bool:
     (Some safe folders fail it; relative_file decides for those.)"""
     return (path[:1] == "/" and path[-1:] == "/" and "//" not in path
             and "/." not in path and "\\" not in path and "\x00" not in path)
+
+
+def plain_folders(paths: Sequence[str]) -> bool:
+    """plain_folder of every path, told at once by a few searches of C speed over them
+    all, each path on a line of its own (the state's reader tells it of 155,000 units'
+    folders on every build): every line starts and ends with "/", and none holds "//",
+    "/.", a backslash or NUL (False, too, for a path that holds a line break)."""
+    if not paths:
+        return True
+    text = "\n".join(paths) + "\n"
+    count = len(paths)
+    return (text[0] == "/" and text.count("\n") == count and text.count("/\n") == count
+            and text.count("\n/") == count - 1
+            and not any(part in text for part in ("//", "/.", "\\", "\x00")))
 
 
 def usual_count(folder: str, files: tuple[str, ...]) -> int:

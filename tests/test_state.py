@@ -199,7 +199,7 @@ def test_the_digests_of_units_read_back_stay_in_the_file_until_asked(tmp_path: P
     write_state(written, file)
     state = read_state(file)
     unit_2, unit_4 = "/stories/2026-11-10/story-2/", "/stories/2026-11-10/story-4/"
-    assert not isinstance(state.units[unit_2]._digest, str)  # not held in memory
+    assert not isinstance(state.units[unit_2].held_digest, str)  # not held in memory
     assert state.units[unit_2].json_digest == written.units[unit_2].json_digest == "00000002"
     reader, writer = os.pipe()
     child = os.fork()
@@ -335,7 +335,7 @@ def test_a_large_difference_is_written_without_waiting_on_its_own_lock(tmp_path:
                                            found.blob)
     kept = "/stories/2026-11-10/story-2/"
     old = state.units[kept]
-    left = old._digest
+    left = old.held_digest
     assert not isinstance(left, str)
     units = dict(state.units)  # a new record of a unit, its digest still left in the file
     units[kept] = UnitRecord(old.key, 3, left, kept)
@@ -504,3 +504,49 @@ def test_a_string_table_outgrowing_its_last_whole_write_is_written_whole(tmp_pat
     assert growing == sorted(growing) and growing[-1] > limit
     assert all(size <= 2 * limit for size in sizes)
     assert min(sizes[len(growing):]) < whole + 60 * 6 + 1
+
+
+def test_units_read_in_batches_are_the_units_written(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """The reader makes the records of a batch of units at once (state._read_units):
+    whatever a batch holds (usual files in plain folders, other files, a safe folder the
+    quick test does not pass), the units read are the ones written, in their order, each
+    a record that cannot change. (A folder outside the site: see the test above.)"""
+    import desk.build.state as state_module
+
+    monkeypatch.setattr(state_module, "_UNIT_BATCH", 3)
+    state = a_state()
+    units = dict(state.units)
+    units["/.well-known/x/"] = UnitRecord.of("/.well-known/x/", "w", (
+        ".well-known/x/index.html", ".well-known/x/index.json"), "d")
+    units["/editions/2026-11-10T09/"] = UnitRecord.of("/editions/2026-11-10T09/", "e", (
+        "editions/2026-11-10T09/index.html", "editions/2026-11-10T09/index.json"), "")
+    units["/sitemap-stories-2026-11.xml"] = UnitRecord("s", ("sitemap-stories-2026-11.xml",))
+    state.advance(state.site_id, units, state.loose, "s-2")
+    write_state(state, tmp_path / "s.sqlite")
+    read = read_state(tmp_path / "s.sqlite")
+    assert list(read.units) == list(units)
+    assert read.units == units
+    assert [r.usual for r in read.units.values()] == [3] * 6 + [0, 0, 2, 0]
+    with pytest.raises(AttributeError):
+        read.units["/feed/"].key = "other"  # type: ignore[misc]
+    assert read.units["/feed/"] != UnitRecord("other", ("feed.xml",))
+
+
+# Paths made of the characters that decide whether a folder is plain.
+FOLDER_PATHS = st.lists(st.text(st.sampled_from("/.a\\\x00-"), max_size=8), max_size=6)
+
+
+@given(FOLDER_PATHS)
+def test_folders_told_plain_at_once_are_those_told_one_by_one(paths: list[str]) -> None:
+    from desk.urls import plain_folder, plain_folders
+
+    assert plain_folders(paths) == all(map(plain_folder, paths))
+
+
+@given(FOLDER_PATHS, st.integers(0, 5))
+def test_a_folder_holding_a_line_break_is_never_told_plain_at_once(paths: list[str],
+                                                                    at: int) -> None:
+    from desk.urls import plain_folders
+
+    assert not plain_folders([*paths[:at], "/a\n/b/", *paths[at:]])
