@@ -479,18 +479,20 @@ def test_units_kept_together_are_kept_as_one_by_one(tmp_path: Path) -> None:
 
 
 
+@pytest.mark.parametrize("batched", [False, True])
 def test_units_with_unchanged_inputs_are_carried_or_rendered_under_their_key(
-        tmp_path: Path) -> None:
+        tmp_path: Path, batched: bool) -> None:
     """The plan carries units whose inputs are the last build's without making their
     keys; one the writer cannot keep (one of its files already written) or the last
-    build lacks is rendered under the key of its inputs, made then."""
+    build lacks is rendered under the key of its inputs, made then. The same when they
+    come in a batch of ids (CarriedUnits), whose units are made only for those."""
     from desk.build.keys import KeyMaker
     from desk.build.ledger import Ledger
     from desk.build.pipeline import Plan
     from desk.build.state import UnitRecord
     from desk.build.writer import Staging
     from desk.render import Output
-    from desk.render.context import Unit
+    from desk.render.context import CarriedUnits, Unit
 
     out = tmp_path / "public"
     live = Staging(out)
@@ -514,12 +516,23 @@ def test_units_with_unchanged_inputs_are_carried_or_rendered_under_their_key(
 
     writer = Staging(out)
     ledger = Ledger(previous, writer)
-    units = [unit("z", False, "/c.txt"),  # writes a file of c's: c cannot be kept
-             unit("a", True), unit("b", True), unit("c", True),
-             unit("d", False),  # keyed: its key is the last build's
-             unit("e", True), unit("g", True)]  # g: the last build had none
+    units: list[Unit | CarriedUnits] = [
+        unit("z", False, "/c.txt"),  # writes a file of c's: c cannot be kept
+        unit("a", True), unit("b", True), unit("c", True),
+        unit("d", False),  # keyed: its key is the last build's
+        unit("e", True), unit("g", True)]  # g: the last build had none
+    made: list[str] = []
+    if batched:
+        names = "abceg"
+
+        def unit_at(i: int) -> Unit:
+            made.append(names[i])
+            return unit(names[i], True)
+
+        units = [units[0], CarriedUnits([f"/{n}/" for n in names], unit_at), units[4]]
     Plan(keys, ledger, writer).write(iter(units))
     writer.swap_in("site-2")
+    assert made == (["c", "g"] if batched else [])  # the units of the others never made
     assert sorted(rendered) == ["c", "g", "z"]
     assert ledger.reused == 4  # a, b, d, e
     assert {u: r.key for u, r in ledger.units.items()} == {

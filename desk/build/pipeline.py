@@ -66,7 +66,7 @@ from desk.content.recatalog import catalog_after
 from desk.render import Output
 from desk.render.assets import Asset, collect_assets
 from desk.render.compiled import COMPILED_TEMPLATES, CompiledTemplates
-from desk.render.context import Recall, RenderContext, StoryResults, Unit, Units
+from desk.render.context import CarriedUnits, Recall, RenderContext, StoryResults, Unit, Units
 from desk.render.feeds import feed_members
 from desk.render.since import since_last
 from desk.render.site import site_units
@@ -550,6 +550,9 @@ class Plan:
         """The units whose files the ledger did not keep, with their keys (None: rendered
         on every build)."""
         for unit in units:
+            if isinstance(unit, CarriedUnits):
+                yield from self._to_render(self._not_carried(unit))
+                continue
             if unit.carried is not None:
                 if self.ledger.carry(unit.id) is not None:
                     continue  # its inputs, so its key, are the last build's
@@ -561,6 +564,19 @@ class Plan:
                    else self.keys.key(unit.inputs, unit.recurring))
             if self.ledger.reuse(unit.id, key) is None:
                 yield unit, key
+
+    def _not_carried(self, batch: CarriedUnits) -> Iterator[Unit]:
+        """The units of a batch that the ledger did not carry (the last build left none,
+        or the writer cannot keep it), each made as it would have come alone, with its
+        inputs."""
+        carried = self.ledger.carry_many(batch.ids)
+        if len(carried) == len(batch.ids):
+            return
+        for i, unit_id in enumerate(batch.ids):
+            if unit_id not in carried:
+                unit = batch.unit_at(i)
+                yield (unit if unit.carried is None
+                       else unit._replace(inputs=unit.carried(), carried=None))
 
     def _here(self, todo: Iterable[tuple[Unit, str | None]]
               ) -> Iterator[tuple[Unit, str | None, tuple[str, ...]]]:

@@ -21,7 +21,7 @@ from dataclasses import replace
 from desk import urls
 from desk.render import Output
 from desk.render.assets import collect_assets
-from desk.render.context import RenderContext, StoryResults, Unit, Units
+from desk.render.context import RenderContext, StoryResults, Unit, each_unit
 from desk.render.site import site_units
 from desk.render.story import Wanted, render_story_unit
 
@@ -44,7 +44,7 @@ class PagesOnDemand:
         self._lock = threading.RLock()  # a page asks for its stories' digests within
         self._gate = gate or nullcontext()
         self._units: dict[str, Unit] = {}  # by id, as far as the site's units were read
-        self._rest: Units | None = None
+        self._rest: Iterator[Unit] | None = None
         self._digests: dict[str, str] = {}
 
     def file(self, relative: str) -> bytes | None:
@@ -92,7 +92,7 @@ class PagesOnDemand:
         if found is not None:
             return found
         if self._rest is None:
-            self._rest = site_units(self._ctx)
+            self._rest = each_unit(site_units(self._ctx))
         for unit in self._rest:
             self._units[unit.id] = unit
             if unit.id == unit_id:
