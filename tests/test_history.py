@@ -3,6 +3,7 @@ build starts from (the saved state, the site it replaces, or the last deploy's).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from datetime import UTC, datetime
 from pathlib import Path
@@ -25,6 +26,8 @@ from desk.content.history import (
     _is_story_path,
     _usual_paths,
     history_from_json,
+    history_from_lines,
+    lines_form,
     read_history_file,
     redirects,
 )
@@ -137,6 +140,64 @@ def test_the_saved_state_keeps_the_history(tmp_path: Path) -> None:
     # A cache file never names a file outside the site.
     edit_meta(tmp_path / "state.sqlite", "history", lambda _: {"1": ["/../../x/"]})
     assert read_state(tmp_path / "state.sqlite") == SavedState()
+    write_state(dataclasses.replace(state), tmp_path / "lines.sqlite")
+    edit_meta(tmp_path / "lines.sqlite", "history_lines",
+              lambda lines: lines.replace(C, "/../../x/"))
+    assert read_state(tmp_path / "lines.sqlite") == SavedState()
+    # Written as a difference: the history read stays in the file as it is; another is
+    # written.
+    write_state(dataclasses.replace(state), tmp_path / "again.sqlite")
+    read = read_state(tmp_path / "again.sqlite")
+    write_state(read, tmp_path / "again.sqlite")
+    assert read_state(tmp_path / "again.sqlite").history == state.history
+    read.history = read.history.advance([("2", A)])  # type: ignore[union-attr]
+    write_state(read, tmp_path / "again.sqlite")
+    assert read_state(tmp_path / "again.sqlite").history == UrlHistory({"1": (B,), "2": (C, A)})
+
+
+# Histories as a build leaves them: ids (any text, a line break too) in order, each with
+# its paths, no path under two ids.
+HISTORIES = st.dictionaries(
+    st.text(max_size=4), st.lists(st.integers(0, 40), min_size=1, max_size=3, unique=True),
+    max_size=12).map(lambda drawn: UrlHistory(dict(sorted(
+        (story_id, tuple(f"/stories/2026-11-{1 + n % 28:02d}/s-{n}-{i}/"
+                         for n in numbers))
+        for i, (story_id, numbers) in enumerate(drawn.items())))))
+
+
+@given(HISTORIES, st.data())
+def test_a_history_in_lines_reads_back_as_written(history: UrlHistory,
+                                                  data: st.DataObject) -> None:
+    """The saved state's form of the history (lines_form) reads back as the history,
+    whichever of its paths are known to be stories' (those the reader does not check)."""
+    lines, more = lines_form(history)
+    every = [path for paths in history.urls.values() for path in paths]
+    known = set(data.draw(st.lists(st.sampled_from(every), unique=True))) if every else set()
+    shared = {text: text for text in every}
+    assert history_from_lines(lines, json.loads(json.dumps(more)), known, shared) == history
+    if not any("\n" in story_id for story_id in history.urls):  # else all in JSON form
+        assert lines.count("\n") == 2 * len(history.urls) - 1 if history.urls else not lines
+        assert all(len(paths) > 1 for paths in more.values())
+
+
+def test_a_history_in_lines_that_is_not_one_is_refused() -> None:
+    D = "/stories/2026-11-14/d/"
+    lines, more = lines_form(UrlHistory({"1": (A, B), "2": (C,), "3": (D,)}))
+    assert (lines, more) == (f"1\n\n2\n{C}\n3\n{D}", {"1": (A, B)})
+    json_more = {"1": [A, B]}
+    assert history_from_lines(lines, json_more, {C}, {}).urls == {"1": (A, B), "2": (C,),
+                                                                  "3": (D,)}
+    for bad_lines, bad_more in (
+            (f"1\n\n2\n{C}\n3\n/../../x/", json_more),  # outside the site, not known
+            (f"1\n\n2\n{C}\n3\n{C}", json_more),  # a path under two ids
+            (f"1\n\n2\n{A}\n3\n{D}", json_more),  # another id's path
+            (f"1\n\n2\n\n3\n{D}", json_more),  # an empty line of an id with one path
+            (f"1\n{A}\n2\n{C}\n3\n{D}", json_more),  # more paths, not in its place
+            (f"1\n\n2\n{C}\n3\n{D}", {"4": [A, B]}),  # more paths of no id listed
+            (f"1\n\n2\n{C}\n2\n{D}", json_more),  # an id twice
+            (f"1\n\n2\n{C}\n3", json_more)):  # an id without its line
+        with pytest.raises(ValueError):
+            history_from_lines(bad_lines, bad_more, {C, D}, {})
 
 
 def test_where_a_build_starts_its_history(tmp_path: Path) -> None:

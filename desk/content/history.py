@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -128,6 +129,54 @@ def history_from_json(data: Any, pointer: str = "",
     lists = {get(story_id, story_id): tuple(map(get, paths, paths))
              for story_id, paths in data.items()}
     # As saved, the ids are in order already: sorted only when they are not.
+    return UrlHistory(lists if _in_order(lists) else dict(sorted(lists.items())))
+
+
+def lines_form(history: UrlHistory) -> tuple[str, Mapping[str, Sequence[str]]]:
+    """The history as the saved state keeps it: every id in order, each followed by its
+    one path (or by an empty line when it has more), one per line; and the ids with more
+    than one path in JSON form. Read back (history_from_lines) without making a list and
+    a tuple for each of an archive's ids. When an id or a path holds a line break, no
+    lines and the whole history in JSON form."""
+    urls = history.to_json()
+    lines = "\n".join(chain.from_iterable(zip(
+        urls, [paths[0] if len(paths) == 1 else "" for paths in urls.values()],
+        strict=True)))
+    if lines.count("\n") != 2 * len(urls) - 1:
+        return "", urls
+    return lines, {story_id: paths for story_id, paths in urls.items() if len(paths) > 1}
+
+
+def history_from_lines(lines: str, more: Any, known: Container[str],
+                       shared: Mapping[str, str]) -> UrlHistory:
+    """A history from the saved state's form (lines_form), checked as history_from_json
+    checks its JSON form (raises ValueError), but for the paths in `known` (the URL paths
+    of the stories read with the state, which are as trusted): at 100,000 stories, most
+    ids have one path, their story's. `shared`: strings held already, used for the equal
+    ids and paths."""
+    others = history_from_json(more, shared=shared)
+    if not lines:  # all of it in JSON form
+        return others
+    items = lines.split("\n")
+    if len(items) % 2:
+        raise ValueError("an id without its line")
+    get = shared.get
+    ids, firsts = items[0::2], items[1::2]
+    ids, firsts = list(map(get, ids, ids)), list(map(get, firsts, firsts))
+    lists: dict[str, tuple[str, ...]] = dict(zip(ids, zip(firsts), strict=True))
+    unknown = [path for path in firsts if path not in known]
+    if len(lists) != len(ids) or unknown.count("") != len(others.urls):
+        raise ValueError("an id twice, or an empty line not of an id with more paths")
+    for story_id, paths in others.urls.items():
+        if lists.get(story_id) != ("",):
+            raise ValueError("an id with more paths not in its place")
+        lists[story_id] = paths
+    strange = [path for path in unknown if path]
+    if not _usual_paths(strange) and not all(map(_is_story_path, strange)):
+        raise ValueError("not a story URL path")
+    every = [*filter(None, firsts), *chain.from_iterable(others.urls.values())]
+    if len(set(every)) != len(every):
+        raise ValueError("a URL path under two ids")
     return UrlHistory(lists if _in_order(lists) else dict(sorted(lists.items())))
 
 
