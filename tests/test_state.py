@@ -550,3 +550,30 @@ def test_a_folder_holding_a_line_break_is_never_told_plain_at_once(paths: list[s
     from desk.urls import plain_folders
 
     assert not plain_folders([*paths[:at], "/a\n/b/", *paths[at:]])
+
+
+def test_a_story_holding_every_kind_of_value_reads_back_as_inspected(tmp_path: Path) -> None:
+    """A story's record: corrections (so a modification that is not the publication),
+    images, related links, a beat and an agent read back as the story inspected; a
+    story with none of them too."""
+    data = {**make_story(7), "beat": "chips",
+            "writer": {"agent": "scout", "run_id": "run-7"},
+            "corrections": [{"at": "2026-11-15T09:30:00+02:00", "text": "A correction."}],
+            "images": [{"url": "https://img.example/7.png", "alt": "Seven"}],
+            "related": [{"url": "https://hangingcontext.com/stories/2026-11-13/one/",
+                         "headline": "One"}]}
+    full = LoadedStory.of("content/stories/full.json", Story.model_validate(data), "7" * 64)
+    plain = record(8).story
+    assert plain is not None
+    state = SavedState(inspected={item.path: FileRecord(packed_stat(1, 2, n), item, ())
+                                  for n, item in enumerate((full, plain))})
+    write_state(state, tmp_path / "s.sqlite")
+    read = read_state(tmp_path / "s.sqlite")
+    for item in (full, plain):
+        found = read.inspected[item.path].story
+        assert found is not None and found == item
+        assert found.summary._compared() == item.summary._compared()
+    summary = read.inspected[full.path].story.summary  # type: ignore[union-attr]
+    assert summary.modified_at == datetime(2026, 11, 15, 7, 30, tzinfo=UTC)
+    assert summary.modified_at.utcoffset() is not None and summary.corrections
+    assert summary.images and summary.related_urls and summary.agent == "scout"
