@@ -182,6 +182,10 @@ def test_the_catalog_s_groups_are_those_their_definitions_give(edits: dict[int, 
         (key, members(lambda m, k=key: m.agent == k))
         for key in sorted({s.summary.agent for s in published if s.summary.agent})]
     assert catalog.by_path == {s.url_path: s for s in published}
+    for group in (*catalog.newsrooms, *catalog.editions, *catalog.agents):
+        told = max((s.summary.modified_at for s in group.stories), default=None)
+        # The very value max() gives (the first of equal instants), offset included.
+        assert group.newest == told and group.newest.utcoffset() == told.utcoffset()
     assert catalog.last_modified == max(s.summary.modified_at for s in published)
     assert [(c.at, c.text, c.story) for c in catalog.corrections] == sorted(
         ((at, text, s) for s in published for at, text in s.summary.corrections),

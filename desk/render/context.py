@@ -159,9 +159,15 @@ class RenderContext:
              fresh: bool = False) -> T:
         """`make()`, or the value a long-running process kept from the last build under
         `name` when it was made from an equal `made_from` (and not `fresh`)."""
-        if self.recall is None or self.stories.changed is None:
+        if self.recall is None or self.stories.changed is None:  # not self.recalling
             return make()
         return self.recall.value(name, made_from, make, fresh)
+
+    @property
+    def recalling(self) -> bool:
+        """Whether `kept` may give a value kept from the last build (a long-running
+        process's build that knows what changed since): else it makes each one."""
+        return self.recall is not None and self.stories.changed is not None
 
     def settled(self, name: GroupName, stories: Sequence[LoadedStory]
                 ) -> Callable[[int], bool] | None:
