@@ -120,9 +120,10 @@ class UnitRecord(tuple[Any, ...]):
     but made from the folder when asked for (`UnitRecord.of`), and the digest of such a
     unit read back with the state is left in the state's file until asked for.
 
-    A tuple (key, digest or the state's file, files or their count, folder): immutable,
-    and made in C for each of 155,000 units the state's reader reads at 100,000 stories
-    (see _read_units), with no call of a Python function for each."""
+    A tuple (key, digest or the state's file, the count of its usual files or 0, its
+    folder or its files): immutable, made in C for each of 155,000 units the state's
+    reader reads at 100,000 stories (see _read_units), with no call of a Python function
+    for each, and its count read in C by the writer's passes over them all."""
 
     __slots__ = ()
 
@@ -130,11 +131,16 @@ class UnitRecord(tuple[Any, ...]):
     held_digest: str | StateFile = property(  # type: ignore[assignment]
         itemgetter(1), doc="The index.json digest as held: the digest, or the state's "
         "file it was left in.")
+    usual: int = property(  # type: ignore[assignment]
+        itemgetter(2), doc="The count of the unit's files when they are the usual ones "
+        "in its folder (as checked when the record was made), else 0.")
 
     def __new__(cls, key: str, files: tuple[str, ...] | int,
                 json_digest: str | StateFile = "", folder: str = "") -> UnitRecord:
         # A digest left in the state's file only with the unit's folder, which names it.
-        return tuple.__new__(cls, (key, json_digest, files, folder))
+        if isinstance(files, int):
+            return tuple.__new__(cls, (key, json_digest, files, folder))
+        return tuple.__new__(cls, (key, json_digest, 0, files))
 
     @classmethod
     def of(cls, unit_id: str, key: str, files: tuple[str, ...] | int,
@@ -160,24 +166,17 @@ class UnitRecord(tuple[Any, ...]):
         return digest if isinstance(digest, str) else digest.json_digest(self[3], self[0])
 
     @property
-    def usual(self) -> int:
-        """The count of the unit's files when they are the usual ones in its folder (as
-        checked when the record was made), else 0."""
-        files = self[2]
-        return files if isinstance(files, int) else 0
-
-    @property
     def folder(self) -> str:
         """The unit's folder, when its files are the usual ones in it (else "")."""
-        return str(self[3])
+        return str(self[3]) if self[2] else ""
 
     @property
     def files(self) -> tuple[str, ...]:
         """The unit's files, relative to the site folder."""
-        files = self[2]
-        if isinstance(files, int):
-            return tuple(self[3][1:] + name for name in USUAL_FILES[files])
-        spelled: tuple[str, ...] = files
+        count = self[2]
+        if count:
+            return tuple(self[3][1:] + name for name in USUAL_FILES[count])
+        spelled: tuple[str, ...] = self[3]
         return spelled
 
     # Equal when the unit is the same, wherever its digest is held (a tuple's own

@@ -21,6 +21,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from operator import attrgetter
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -143,6 +144,10 @@ class SiteWriter(Protocol):
     def loose_files(self, rendered: Callable[[], set[str]]) -> tuple[str, ...]: ...
     def swap_in(self, site_id: str) -> None: ...
     def discard(self) -> None: ...
+
+
+# A unit's count of usual files (UnitFiles.usual), read for each of 155,000 units.
+_USUAL = attrgetter("usual")
 
 
 def files_of(folder: Path) -> set[str]:
@@ -392,7 +397,7 @@ class Staging:
         """_count_kept for each unit: the units not counted. Units of usual files (an
         hour's 100,000 settled stories at 100,000 stories) are told by set operations
         over their folders, which no two of them share; any other makes it one by one."""
-        usual = {unit: record.usual for unit, record in records.items()}
+        usual = dict(zip(records, map(_USUAL, records.values()), strict=True))
         if not all(usual.values()):
             return {unit for unit, record in records.items()
                     if not self._count_kept(unit, record)}
@@ -452,9 +457,10 @@ class Staging:
         of changes) that the staged site does not have, in order."""
         kept, written = self._kept, self._written
         lacking: list[str] = []
+        folder_count = kept.folders.get
         for unit, record in site.units.items():
             count = record.usual
-            if count and kept.folders.get(unit) == count:
+            if count and folder_count(unit) == count:
                 continue  # kept with the same usual files (most units, every build)
             lacking += (f for f in record.files if f not in written and f not in kept)
         lacking += (f for f in site.loose if f not in written and f not in kept)
