@@ -351,17 +351,18 @@ def plain_folder(path: str) -> bool:
             and "/." not in path and "\\" not in path and "\x00" not in path)
 
 
-def plain_folders(paths: Sequence[str]) -> bool:
-    """plain_folder of every path, told at once by a few searches of C speed over them
-    all, each path on a line of its own (the state's reader tells it of 155,000 units'
-    folders on every build): every line starts and ends with "/", and none holds "//",
-    "/.", a backslash or NUL (False, too, for a path that holds a line break)."""
+def plain_folders(paths: Sequence[str], under: str = "/") -> bool:
+    """plain_folder of every path, each below `under` (a folder), told at once by a few
+    searches of C speed over them all, each path on a line of its own (the state's
+    reader tells it of 155,000 units' folders on every build): every line starts with
+    `under` and ends with "/", and none holds "//", "/.", a backslash or NUL (False, too,
+    for a path that holds a line break)."""
     if not paths:
         return True
     text = "\n".join(paths) + "\n"
     count = len(paths)
-    return (text[0] == "/" and text.count("\n") == count and text.count("/\n") == count
-            and text.count("\n/") == count - 1
+    return (text.startswith(under) and text.count("\n") == count
+            and text.count("/\n") == count and text.count("\n" + under) == count - 1
             and not any(part in text for part in ("//", "/.", "\\", "\x00")))
 
 

@@ -198,6 +198,11 @@ def test_a_history_in_lines_that_is_not_one_is_refused() -> None:
             (f"1\n\n2\n{C}\n3", json_more)):  # an id without its line
         with pytest.raises(ValueError):
             history_from_lines(bad_lines, bad_more, {C, D}, {})
+    # A known path is a story record's, which the reader does not check: still a folder
+    # of the site below /stories/.
+    for known in ("/../../x/", "", "/about/", "/stories/../x/", "/stories/a\\b/"):
+        with pytest.raises(ValueError):
+            history_from_lines(f"1\n{known}", {}, {known}, {})
 
 
 def test_where_a_build_starts_its_history(tmp_path: Path) -> None:

@@ -537,11 +537,15 @@ def test_units_read_in_batches_are_the_units_written(tmp_path: Path,
 FOLDER_PATHS = st.lists(st.text(st.sampled_from("/.a\\\x00-"), max_size=8), max_size=6)
 
 
-@given(FOLDER_PATHS)
-def test_folders_told_plain_at_once_are_those_told_one_by_one(paths: list[str]) -> None:
+@given(FOLDER_PATHS, st.sampled_from(["/", "/a/", "/stories/"]), st.booleans())
+def test_folders_told_plain_at_once_are_those_told_one_by_one(
+        paths: list[str], under: str, below: bool) -> None:
     from desk.urls import plain_folder, plain_folders
 
-    assert plain_folders(paths) == all(map(plain_folder, paths))
+    if below:  # most of them below `under`
+        paths = [under + path.lstrip("/") for path in paths]
+    assert plain_folders(paths, under) == all(
+        plain_folder(path) and path.startswith(under) for path in paths)
 
 
 @given(FOLDER_PATHS, st.integers(0, 5))

@@ -174,6 +174,10 @@ def history_from_lines(lines: str, more: Any, known: Container[str],
     strange = [path for path in unknown if path]
     if not _usual_paths(strange) and not all(map(_is_story_path, strange)):
         raise ValueError("not a story URL path")
+    # The known ones as the stories' records hold them, which the reader does not check
+    # either: told at once to be folders of the site below /stories/.
+    if not urls.plain_folders([path for path in firsts if path in known], under="/stories/"):
+        raise ValueError("not a story URL path")
     every = [*filter(None, firsts), *chain.from_iterable(others.urls.values())]
     if len(set(every)) != len(every):
         raise ValueError("a URL path under two ids")
