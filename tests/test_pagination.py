@@ -42,3 +42,29 @@ def test_new_items_leave_archive_pages_as_they_were(count: int, size: int, new: 
         assert after[number].items == page.items and after[number].path == page.path
         if number < len(before) or len(after) == len(before):
             assert after[number] == page
+
+
+@given(st.integers(0, 200), st.integers(1, 25), st.sets(st.integers(0, 12)))
+def test_stable_units_are_each_page_s_unit_the_settled_ones_in_a_batch(
+        count: int, size: int, settled_numbers: set[int]) -> None:
+    """stable_units gives each page's unit, as unit_of makes it for the page stable_pages
+    makes: the settled pages' as a batch of their paths (each made only when asked), the
+    others one by one."""
+    from desk.render.context import CarriedUnits, Unit, each_unit
+    from desk.render.pages import stable_units
+
+    def path_of(number: int) -> str:
+        return f"/list/{number}/"
+
+    def unit_of(page: Slice[int]) -> Unit:
+        return Unit(page.path, None if page.number in settled_numbers else (repr(page),),
+                    lambda: [])
+
+    items = list(range(count, 0, -1))
+    made = list(stable_units(items, size, path_of, settled_numbers.__contains__, unit_of))
+    batches = [unit for unit in made if isinstance(unit, CarriedUnits)]
+    assert len(batches) <= 1
+    expected = [unit_of(page) for page in stable_pages(items, size, path_of)]
+    if batches:
+        assert list(batches[0].ids) == [u.id for u in expected if u.inputs is None]
+    assert sorted(u[:2] for u in each_unit(iter(made))) == sorted(u[:2] for u in expected)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, timezone
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
@@ -430,6 +430,36 @@ def test_a_sitemap_part_is_named_by_a_path_s_first_characters(path: str) -> None
     for real in ("/stories/2026-11-10/a/", "/editions/2026-11-10T06/", "/n/climate/"):
         assert (urls.sitemap_part_of((real + path)[:urls.SITEMAP_PART_HEAD])
                 == urls.sitemap_part_of(real + path))
+
+
+# Pages of a large site's sitemap: paths of the parts' kinds in any order, with instants
+# (equal ones at other offsets too).
+_SITEMAP_PAGES = st.lists(st.tuples(
+    st.sampled_from(["/stories/2026-11-10/a-", "/stories/2026-10-31/b-",
+                     "/editions/2026-11-10T06-", "/editions/2026-10-31T23-", "/n/climate/",
+                     "/"]),
+    st.integers(0, 3), st.integers(0, 2)), max_size=30).map(lambda drawn: [
+        (f"{head}{i}/", datetime(2026, 11, 1, hour, tzinfo=timezone(timedelta(hours=shift))))
+        for i, (head, hour, shift) in enumerate(drawn)])
+
+
+@given(_SITEMAP_PAGES, st.integers(1, 5))
+def test_a_sitemap_s_parts_are_its_pages_by_part_in_order(
+        pages: list[tuple[str, datetime]], max_urls: int) -> None:
+    from desk.render.sitemaps import newest, sitemap_parts
+
+    by_part: dict[str, list[tuple[str, datetime]]] = {}
+    for page in pages:
+        by_part.setdefault(urls.sitemap_part_of(page[0]), []).append(page)
+    expected = []
+    for name, part in sorted(by_part.items()):
+        pieces = [part[i: i + max_urls] for i in range(0, len(part), max_urls)]
+        expected += ([(name, part)] if len(pieces) == 1 else
+                     [(f"{name}-{n}", piece) for n, piece in enumerate(pieces, start=1)])
+    found = sitemap_parts(pages, max_urls)
+    assert found == expected
+    for _, part in found:  # the very value max() gives: the first of equal instants
+        assert newest(part) is max((lastmod for _, lastmod in part))
 
 
 _URL_PARTS = st.sampled_from(["https://", "HTTPS://", "http://", " ", "\t", "hangingcontext.com",

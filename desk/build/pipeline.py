@@ -277,13 +277,11 @@ def _settled(cache: BuildCache, catalog: Catalog, ledger: Ledger,
     if left is None or state.keyed_under != keyed_under:
         return None
     records, held = state.inspected, frozenset(state.held)
-
-    def unchanged(item: LoadedStory) -> bool:
-        record = records.get(item.path)
-        return (record is not None and record.story is item and record.origin != NEW
-                and item.url_path not in held)
-
-    stale = {item.url_path for item in catalog.published if not unchanged(item)}
+    # Those read with the state from a file unchanged since and not held back then; one
+    # test each, written out (100,000 at 100,000 stories).
+    stale = {item.url_path for item in catalog.published
+             if (record := records.get(item.path)) is None or record.story is not item
+             or record.origin == NEW or item.url_path in held}
     differ = stale | {item.url_path for item in left}
     differ.update(path for path in catalog.by_path if not ledger.had(path))
     differ.update(old for old, new in catalog.moved.items() if new in differ)

@@ -236,16 +236,27 @@ def stable_pages(items: Sequence[T], size: int, path_of: Callable[[int], str]
     items no archive page holds: all of them when there are fewer than 2 × `size`, else
     between `size` and 2 × `size` − 1.
     """
+    for number in page_numbers(len(items), size):
+        yield stable_page(items, size, path_of, number)
+
+
+def page_numbers(count: int, size: int) -> list[int]:
+    """The numbers of the pages stable_pages makes of `count` items, in its order."""
+    return [0, *range(archive_pages(count, size), 0, -1)]
+
+
+def stable_page(items: Sequence[T], size: int, path_of: Callable[[int], str], number: int
+                ) -> Slice[T]:
+    """The page of this number that stable_pages makes (see page_numbers)."""
     count = len(items)
     archived = archive_pages(count, size)
-    latest = count - archived * size
-    yield Slice(0, archived, items[:latest], path_of(0), None,
-                path_of(archived) if archived else None)
-    for number in range(archived, 0, -1):
-        end = count - (number - 1) * size
-        yield Slice(number, 0, items[end - size: end], path_of(number),
-                    path_of(number + 1 if number < archived else 0),
-                    path_of(number - 1) if number > 1 else None, end - size)
+    if number == 0:
+        return Slice(0, archived, items[:count - archived * size], path_of(0), None,
+                     path_of(archived) if archived else None)
+    end = count - (number - 1) * size
+    return Slice(number, 0, items[end - size: end], path_of(number),
+                 path_of(number + 1 if number < archived else 0),
+                 path_of(number - 1) if number > 1 else None, end - size)
 
 
 @dataclass(frozen=True)

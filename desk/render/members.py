@@ -26,6 +26,7 @@ from desk.render.pages import (
     pager,
     place,
     stable_unit,
+    stable_units,
     title_suffix,
 )
 from desk.render.templates import PageMeta
@@ -76,15 +77,20 @@ def member_units(lists: Callable[[RenderContext], Iterator[Members]], ctx: Rende
     for members in lists(ctx):
         settled = ctx.settled(members.name, members.stories)
         if settled is not None:
-            for page in _slices(ctx, members):
-                yield stable_unit(page, settled, partial(_render, ctx, members, page),
-                                  partial(_page_inputs, ctx, members, page))
+            yield from stable_units(members.stories, ctx.config.page_size, members.path_of,
+                                    settled, partial(_stable_unit, ctx, members, settled))
             continue
         pages = ctx.kept(members.name, (members.title, members.stories),
                          partial(_inputs, ctx, members), fresh=members.name in ctx.touched)
         for page, inputs in pages:
             yield Unit(page.path, inputs, partial(_render, ctx, members, page),
                        recurring=True)
+
+
+def _stable_unit(ctx: RenderContext, members: Members, settled: Callable[[int], bool],
+                 page: Slice[LoadedStory]) -> Unit:
+    return stable_unit(page, settled, partial(_render, ctx, members, page),
+                       partial(_page_inputs, ctx, members, page))
 
 
 def member_sitemap(lists: Callable[[RenderContext], Iterator[Members]], ctx: RenderContext
