@@ -948,7 +948,7 @@ def _unit_record(unit_id: str, key: str, files: Any,
     # 100,000 stories, on every build).
     count = _USUAL_JSON.get(files) if isinstance(files, bytes) else None
     if count is not None and plain_folder(unit_id):
-        return _NEW_TUPLE(UnitRecord, (key, json_digest, count, unit_id))
+        return UnitRecord(key, count, json_digest, unit_id)
     data = (count or orjson.loads(files) if isinstance(files, bytes) else files)
     return UnitRecord.of(unit_id, key, data if isinstance(data, int)
                          else _files_from_json(unit_id, data), json_digest)

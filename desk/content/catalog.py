@@ -112,12 +112,10 @@ class Group(_Corrected):
         return newest_in(self.stories, self.corrected)
 
     def knowing(self, corrected: tuple[int, ...]) -> Self:
-        """This group, its corrected stories' places known, and its newest when none is
-        corrected: its first story's (newest_in), told now rather than by a cached
-        property's first read for each of 40,000 editions."""
+        """This group, its corrected stories' places known, and so its newest (told now
+        rather than by a cached property's first read for each of 40,000 editions)."""
         super().knowing(corrected)
-        if not corrected and self.stories:
-            self.__dict__["newest"] = self.stories[0].summary.modified_at
+        self.__dict__["newest"] = newest_in(self.stories, corrected)
         return self
 
 

@@ -159,15 +159,16 @@ class RenderContext:
              fresh: bool = False) -> T:
         """`make()`, or the value a long-running process kept from the last build under
         `name` when it was made from an equal `made_from` (and not `fresh`)."""
-        if self.recall is None or self.stories.changed is None:  # not self.recalling
+        recall = self.recalling
+        if recall is None:
             return make()
-        return self.recall.value(name, made_from, make, fresh)
+        return recall.value(name, made_from, make, fresh)
 
     @property
-    def recalling(self) -> bool:
-        """Whether `kept` may give a value kept from the last build (a long-running
-        process's build that knows what changed since): else it makes each one."""
-        return self.recall is not None and self.stories.changed is not None
+    def recalling(self) -> Recall | None:
+        """The recall `kept` gives values kept from the last build from: a long-running
+        process's, in a build that knows what changed since (else None: it makes each)."""
+        return self.recall if self.stories.changed is not None else None
 
     def settled(self, name: GroupName, stories: Sequence[LoadedStory]
                 ) -> Callable[[int], bool] | None:
@@ -237,6 +238,20 @@ class CarriedUnits(NamedTuple):
 
 
 Units = Iterator[Unit | CarriedUnits]
+K = TypeVar("K")
+
+
+def carried_apart(keys: Iterable[K], stands: Callable[[K], bool], id_of: Callable[[K], str],
+                  unit_of: Callable[[K], Unit]) -> Units:
+    """The unit of each of `keys` (`unit_of`): those whose inputs are the last build's
+    (`stands`) as one batch of their ids (CarriedUnits), made only if asked for; then
+    the others, one by one."""
+    keys = list(keys)
+    standing = list(map(stands, keys))
+    carried = [key for key, stood in zip(keys, standing, strict=True) if stood]
+    if carried:
+        yield CarriedUnits([id_of(key) for key in carried], lambda i: unit_of(carried[i]))
+    yield from (unit_of(key) for key, stood in zip(keys, standing, strict=True) if not stood)
 
 
 def each_unit(units: Units) -> Iterator[Unit]:

@@ -30,7 +30,7 @@ from desk.content.catalog import (
 from desk.content.loader import LoadedStory
 from desk.content.models import REUSE_FIELDS
 from desk.render import Output
-from desk.render.context import CarriedUnits, RenderContext, Unit, Units
+from desk.render.context import RenderContext, Unit, Units, carried_apart
 from desk.render.json import encode
 from desk.render.pictures import card_src
 from desk.render.templates import Alternate, Crumb, PageMeta, isotime
@@ -254,15 +254,9 @@ def stable_units(stories: Sequence[LoadedStory], size: int, path_of: Callable[[i
     settled pages' as one batch of ids, a page made only for those the ledger cannot
     carry (CarriedUnits); then the others'. An hour at 100,000 stories carries about
     15,000 archive pages of newsrooms, beats and agents."""
-    numbers = page_numbers(len(stories), size)
-    carried = [number for number in numbers if settled(number)]
     page = partial(stable_page, stories, size, path_of)
-    if carried:
-        yield CarriedUnits([path_of(number) for number in carried],
-                           lambda i: unit_of(page(carried[i])))
-    for number in numbers:
-        if not settled(number):
-            yield unit_of(page(number))
+    return carried_apart(page_numbers(len(stories), size), settled, path_of,
+                         lambda number: unit_of(page(number)))
 
 
 # The front page: the latest edition, then the newest stories of every newsroom not
@@ -498,18 +492,10 @@ def edition_units(ctx: RenderContext) -> Units:
     """/editions/EDITION/, one per hourly edition: those whose inputs are the last
     build's first, in one batch (most of them, every hour), then the others."""
     editions = ctx.catalog.editions
-    unit_at = partial(_edition_unit, ctx, editions)
-    if ctx.since is None:
-        yield from map(unit_at, range(len(editions)))
-        return
-    touched = {key for kind, key in ctx.since.touched if kind == "edition"}
-    if touched:
-        stood = [i for i, group in enumerate(editions) if group.key not in touched]
-        yield CarriedUnits([urls.edition_path(editions[i].key) for i in stood],
-                           lambda n: unit_at(stood[n]))
-        yield from (unit_at(i) for i, group in enumerate(editions) if group.key in touched)
-    else:
-        yield CarriedUnits([urls.edition_path(group.key) for group in editions], unit_at)
+    return carried_apart(range(len(editions)),
+                         lambda i: ctx.unchanged(("edition", editions[i].key)),
+                         lambda i: urls.edition_path(editions[i].key),
+                         partial(_edition_unit, ctx, editions))
 
 
 def _edition_unit(ctx: RenderContext, editions: Sequence[Group], i: int) -> Unit:
@@ -553,7 +539,7 @@ def _edition_page(ctx: RenderContext, group: Group, older: Group | None,
 
 
 def edition_sitemap(ctx: RenderContext) -> SitemapEntries:
-    if not ctx.recalling:  # each made at once: 40,000 at 100,000 stories
+    if ctx.recalling is None:  # each made at once: 40,000 at 100,000 stories
         yield from map(_edition_entry, ctx.catalog.editions)
         return
     for group in ctx.catalog.editions:
