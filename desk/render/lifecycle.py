@@ -85,8 +85,14 @@ def notice_json(notice: Notice, path: str, config: Config) -> dict[str, Any]:
 
 def history_units(ctx: RenderContext) -> Units:
     """/.well-known/desk-urls.json (written on every build; a long-running process
-    encodes it again only when the history or the redirects changed)."""
+    encodes it again only when the history or the redirects changed). Encoded when it
+    is written: at 100,000 stories it is 7 MB, not to be held while the units before it
+    are made and rendered."""
     catalog = ctx.catalog
-    data = ctx.kept("url-history", (catalog.history, catalog.redirects), lambda: encode(
-        site_file(catalog.history, catalog.redirects, ctx.config)))
-    yield Unit(urls.URL_HISTORY, None, lambda: [Output(urls.URL_HISTORY, data)])
+
+    def render() -> list[Output]:
+        return [Output(urls.URL_HISTORY, ctx.kept(
+            "url-history", (catalog.history, catalog.redirects),
+            lambda: encode(site_file(catalog.history, catalog.redirects, ctx.config))))]
+
+    yield Unit(urls.URL_HISTORY, None, render)
