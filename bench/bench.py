@@ -30,7 +30,8 @@ machine drift hits them alike:
   of the content repository (new file stats, git's index as a clone writes it), what the
   workflow restores from the Actions cache (archived and restored here the way
   actions/cache does it: tar piped through zstd), 10 new and 10 edited stories, then the
-  build. For object storage (publish-s3.yml) only the
+  build with the workflows' options (`--hold-back`, `--report`, GitHub's job summary).
+  For object storage (publish-s3.yml) only the
   build cache is restored and `desk build --changes-only` writes what changed; for GitHub
   Pages (publish.yml) the last site comes back too and the whole site is written. The
   figure is restore + build, search index included; memory is that of every process
@@ -1177,10 +1178,12 @@ def fresh_runner(tool: Tool, seed: dict[str, Any], count: int, phases: tuple[str
     hour (PHASE + " sweep"): a correction sweep edits stories among the oldest
     thousand (`swept`), so a sealed search bundle is indexed again beside the fresh one."""
     results: dict[str, tuple[float, float]] = {}
-    # As the workflows build: with the search index.
+    # As the workflows build: with the search index, failing stories held back and the
+    # report written (the job summary too: see _fresh_hour).
     searched = [arg for arg in tool.command if arg != "--no-search"]
+    published = [*searched, "--hold-back", "--report", str(tool.root / "publish-report.json")]
     for workflow, phase in enumerate(phases):
-        command = searched + (["--changes-only"] if phase == "fresh-s3" else [])
+        command = published + (["--changes-only"] if phase == "fresh-s3" else [])
         subprocess.run(searched, check=True, capture_output=True)  # the last run's build
         timings, peaks, own = [], [], []
         for hour in range(rounds + 1):
@@ -1236,7 +1239,7 @@ def _fresh_hour(tool: Tool, saved: tuple[str, ...], changes: list[dict[str, Any]
     fresh_checkout(root / "content")
     restore, restore_peak, _ = measured(
         ["sh", "-c", f"zstd -q -d --long=30 -c {archive} | tar -xf -"], root)
-    build, whole, own = measured(command)
+    build, whole, own = measured(command, env={"GITHUB_STEP_SUMMARY": str(root / "summary.md")})
     print(f"  {'':9} restore {restore:.2f} s of {archive.stat().st_size / 1e6:.1f} MB",
           flush=True)
     return restore + build, max(restore_peak, whole), own

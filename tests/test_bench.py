@@ -6,6 +6,7 @@ Speed is the benchmark's business, never asserted here."""
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -50,6 +51,12 @@ def test_a_quick_bench_runs_every_desk_phase_and_reports_whole_memory(tmp_path: 
         assert re.search(rf"desk\s+serve start, {situation}\s+[\d.]+ s to both pages", out)
     # The flags say how many: --quick's own counts only fill in for those not given.
     assert re.search(r"save → reload event: median \d+ ms \(\d+, \d+\)", out)
+    # The fresh runner's hours build as publish-s3.yml does: the report written, and
+    # GitHub's job summary, one for each of the four hours.
+    report = json.loads((tmp_path / "200/desk/publish-report.json").read_text(encoding="utf-8"))
+    assert report["ok"] and report["published"] > 0
+    summary = (tmp_path / "200/desk/summary.md").read_text(encoding="utf-8")
+    assert summary.count("## desk publish") == 4
     # The preview's folder is the corpus's, never the repository's.
     assert (tmp_path / "200/desk/cache/preview/site/index.html").is_file()
     written = (tmp_path / "RESULTS.md").read_text(encoding="utf-8")
