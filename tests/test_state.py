@@ -9,6 +9,7 @@ import dataclasses
 import json
 import os
 import sqlite3
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -19,10 +20,12 @@ from savedstate import state_files
 from storygen import REPO, make_corpus, make_story
 
 from desk.build.cache import BuildCache
+from desk.build.ledger import Ledger
 from desk.build.pipeline import build
 from desk.build.slots import slot_maker
 from desk.build.state import (
     SPARE_STRINGS,
+    Difference,
     FileRecord,
     SavedState,
     Stored,
@@ -398,9 +401,48 @@ def test_the_spare_told_from_the_replaced_units_is_the_spare_told_in_full(
              **dict(unit(n, "new") for n in renewed), **dict(unit(100 + n) for n in added)}
     state.units = units
     replaced = [k for k, u in units.items() if before.get(k) is not u]
-    fast = _spare_difference(before, state, replaced)
+    told = Difference([], {}, replaced, sorted(before.keys() - units.keys()))
+    fast = _spare_difference(before, state, told)
     full = _spare_difference(before, state, None)
     assert sorted(fast[0]) == sorted(full[0]) and fast[1] == full[1]
+
+
+@given(st.lists(st.tuples(st.integers(0, 30), st.sampled_from("cmrhx")), max_size=60),
+       st.sets(st.integers(0, 30)), st.sets(st.integers(0, 30)))
+def test_a_ledger_tells_the_units_it_replaced_and_dropped_as_a_pass_over_every_unit_does(
+        steps: list[tuple[int, str]], left: set[int], refused: set[int]) -> None:
+    """What a build did to the last build's units, as its ledger tells it from the units
+    it recorded anew (the difference write of the state and the site id take it instead
+    of a pass over each of 155,000 units): the units whose records are not the very ones
+    the last build left, and those it left that this build did not record. The writer
+    refuses to keep some units' files (they are then rendered anew or dropped)."""
+    previous = dict(unit(n) for n in left)
+    refuses = {unit(n)[0] for n in refused}
+
+    class Writer:  # what the ledger asks of the site writer, refusing `refuses`
+        def keep(self, unit_id: str, record: UnitRecord) -> bool:
+            return unit_id not in refuses
+
+        def keep_many(self, records: Mapping[str, UnitRecord]) -> set[str]:
+            return {unit_id for unit_id in records if unit_id in refuses}
+
+    ledger = Ledger(previous, Writer())
+    for n, step in steps:
+        folder = unit(n)[0]
+        if step == "c":
+            ledger.carry(folder)
+        elif step == "m":
+            ledger.carry_many([folder])
+        elif step == "r":
+            ledger.record_files(folder, f"new{n}", ())
+        elif step == "h":
+            ledger.hold(folder, f"held{n}", (), "")
+    changes, units = ledger.changes(), ledger.units
+    assert changes.base is previous
+    assert sorted(changes.replaced) == sorted(
+        k for k, record in units.items() if previous.get(k) is not record)
+    assert len(changes.replaced) == len(set(changes.replaced))
+    assert changes.dropped == sorted(previous.keys() - units.keys())
 
 
 def test_related_links_read_back_hold_their_urls_once_and_their_headlines_in_the_file(

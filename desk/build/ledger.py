@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator, Mapping, Set
 from typing import Protocol
 
 from desk.build import keys
-from desk.build.state import UnitRecord
+from desk.build.state import UnitChanges, UnitRecord
 
 
 class Keeper(Protocol):
@@ -34,6 +34,7 @@ class Ledger:
         self.units: dict[str, UnitRecord] = {}
         self.reused = 0
         self._rendered: list[str] = []  # units recorded, not kept as they were
+        self._anew: list[str] = []  # units recorded under a record of their own (rendered or held)
 
     def known(self, unit: str, key: str) -> bool:
         """Whether the last build left this unit under this key."""
@@ -80,6 +81,7 @@ class Ledger:
         if not self._keeper.keep(unit, record):
             return False
         self.units[unit] = record
+        self._anew.append(unit)
         return True
 
     def record_files(self, unit: str, key: str, files: tuple[str, ...],
@@ -87,6 +89,7 @@ class Ledger:
         """Remember the files rendered for a unit."""
         self.units[unit] = UnitRecord.of(unit, key, files, json_digest)
         self._rendered.append(unit)
+        self._anew.append(unit)
 
     def rendered_files(self) -> set[str]:
         """Every file of the units this build rendered or held, not of those it kept (a
@@ -106,15 +109,27 @@ class Ledger:
         the digests of its units' parts it is made from: those of the parts in which no
         unit was recorded anew or dropped are the previous ones, when known (an hour
         touches a few parts; at 100,000 stories, making every part's took 0.15 s)."""
-        previous, before, units = self._previous, self._parts, self.units
+        before = self._parts
         if before is None:
             parts = keys.site_parts(self.keys())
         else:
-            # Told by identity: a kept unit's record is the very one read.
-            parts = keys.parts_after(before, self.keys(), [
-                *(unit for unit, record in units.items() if previous.get(unit) is not record),
-                *(previous.keys() - units.keys())])
+            changes = self.changes()
+            parts = keys.parts_after(before, self.keys(), [*changes.replaced, *changes.dropped])
         return keys.parts_id(parts), parts
+
+    def changes(self) -> UnitChanges:
+        """The units whose records are not the very ones the last build left (rendered or
+        held anew, in the order recorded), and the units the last build left that this one
+        did not record (sorted): told from the few units recorded anew, where a pass over
+        every unit took 0.05 s at 100,000 stories, and was made twice an hour."""
+        previous, units = self._previous, self.units
+        replaced = [unit for unit in dict.fromkeys(self._anew)
+                    if units[unit] is not previous.get(unit)]
+        # Every unit recorded is carried from the last build or recorded anew: when as many
+        # are carried as the last build left, it left none that this one dropped.
+        carried = len(units) - sum(unit not in previous for unit in replaced)
+        dropped = [] if carried == len(previous) else sorted(previous.keys() - units.keys())
+        return UnitChanges(previous, replaced, dropped)
 
 
 class UnitField(Mapping[str, str]):

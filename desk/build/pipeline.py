@@ -241,7 +241,7 @@ def _remember(cache: BuildCache, plan: Plan, catalog: Catalog, indexed: Indexed,
     were made under and which stories were held."""
     state, writer, ledger = cache.state, plan.writer, plan.ledger
     state.advance(writer.previous_id, ledger.units, writer.loose_files(ledger.rendered_files),
-                  *site)
+                  *site, ledger.changes())
     state.history = catalog.history
     state.search = indexed.sealed
     state.keyed_under = _keyed_under(plan.keys, catalog)

@@ -296,6 +296,17 @@ class Stored:
     history: UrlHistory | None = None
 
 
+@dataclass(frozen=True)
+class UnitChanges:
+    """What a build did to the units it started from (`base`, the very mapping), as its
+    ledger tells it: the units whose records are not the very ones of `base`, and the
+    units of `base` it dropped (sorted)."""
+
+    base: Mapping[str, UnitRecord]
+    replaced: list[str]
+    dropped: list[str]
+
+
 @dataclass
 class SavedState:
     """What the next build needs to know of this one."""
@@ -323,6 +334,9 @@ class SavedState:
     # An inspection has brought `inspected` up to date since `units` were last advanced
     # (a build that did not finish): what changed since the units' build is not known.
     inspected_ahead: bool = field(default=False, compare=False, repr=False)
+    # What the build that advanced `units` replaced and dropped, when its ledger said:
+    # a difference write then looks at those units, not at each of the archive's.
+    unit_changes: UnitChanges | None = field(default=None, compare=False, repr=False)
 
     def describes(self, live_id: str | None) -> bool:
         """True when this state is of the live site (`live_id`: its id)."""
@@ -369,10 +383,13 @@ class SavedState:
 
     def advance(self, live_id: str | None, units: dict[str, UnitRecord],
                 loose: tuple[str, ...], site_id: str,
-                parts: dict[str, str] | None = None) -> None:
+                parts: dict[str, str] | None = None,
+                changes: UnitChanges | None = None) -> None:
         """Describe the site just swapped in (`parts`: its units' parts' digests, when
-        made); the one it replaced becomes the spare."""
+        made; `changes`: what the build did to the units it started from, as its ledger
+        tells it); the one it replaced becomes the spare."""
         known = self.describes(live_id)
+        self.unit_changes = changes
         # The units' mapping itself, not a copy: a state's mappings are replaced, never
         # changed in place, once a build has read them.
         self.spare = self.site() if known else None
@@ -663,6 +680,7 @@ class Difference:
     inspected: list[tuple[Any, ...]]  # the rows of new inspections whose texts were left
     digests: dict[str, str]  # the digests left in the file, of the units to write
     replaced: list[str]  # the units whose records are not the very ones read (_replaced)
+    dropped: list[str]  # the units read that the state no longer has, sorted
 
 
 def _difference(state: SavedState, stored: Stored) -> Difference:
@@ -677,11 +695,15 @@ def _difference(state: SavedState, stored: Stored) -> Difference:
     for path in lost:  # an inspection is a cache: the file is inspected again next time
         del state.inspected[path]
     units, before = state.units, stored.units
-    replaced = _replaced(units, before)
+    changes = state.unit_changes
+    if changes is not None and changes.base is before:
+        replaced, dropped = changes.replaced, changes.dropped
+    else:
+        replaced, dropped = _replaced(units, before), sorted(before.keys() - units.keys())
     digests = {k: units[k].json_digest for k in replaced
                if not isinstance(units[k].held_digest, str)
                and not _same_record(before.get(k), units[k])}
-    return Difference(inspected, digests, replaced)
+    return Difference(inspected, digests, replaced, dropped)
 
 
 def _replaced(units: Mapping[str, Any], before: Mapping[str, Any]) -> list[str]:
@@ -718,7 +740,7 @@ def _write_difference(state: SavedState, path: Path, generation: str) -> StringT
             _write_inspected(db, state.inspected, strings, difference.inspected)
             _write_units(db, state.units, stored.units, difference)
             _write_strings(db, strings)
-            _write_meta(db, state, generation, strings, difference.replaced)
+            _write_meta(db, state, generation, strings, difference)
     except (sqlite3.Error, OSError):
         return None
     return strings
@@ -772,7 +794,13 @@ def _write_inspected(db: sqlite3.Connection, records: dict[str, FileRecord],
                     and (row := _file_row(path, record, lost, strings)) is not None))
     for path in lost:  # an inspection is a cache: the file is inspected again next time
         del records[path]
-    if not whole:  # the file's list, not one held beside the records: an archive's size
+    if whole:
+        return
+    # Every record has its row by now (the others were read from the file): as many rows
+    # as records means none to delete, told without a pass over the archive's paths
+    # (0.07 s at 100,000 stories). Else the file's list, not one held beside the records.
+    (rows,) = db.execute("SELECT count(*) FROM inspected").fetchone()
+    if rows != len(records):
         db.executemany("DELETE FROM inspected WHERE path = ?",
                        [row for row in db.execute("SELECT path FROM inspected")
                         if row[0] not in records])
@@ -805,7 +833,9 @@ def _write_units(db: sqlite3.Connection, units: Mapping[str, UnitRecord],
     db.executemany("INSERT OR REPLACE INTO units VALUES (?, ?, ?, ?)",
                    ((k, u.key, orjson.dumps(_files_to_json(k, u)), _digest_of(k, u, left))
                     for k in replaced if not _same_record(before.get(k), u := units[k])))
-    db.executemany("DELETE FROM units WHERE id = ?", [(k,) for k in before if k not in units])
+    db.executemany("DELETE FROM units WHERE id = ?",
+                   [(k,) for k in (difference.dropped if difference is not None else before)
+                    if k not in units])
 
 
 def _digest_of(unit: str, record: UnitRecord, left: Mapping[str, str]) -> str:
@@ -828,16 +858,16 @@ def _same_record(old: UnitRecord | None, new: UnitRecord) -> bool:
 
 
 def _write_meta(db: sqlite3.Connection, state: SavedState, generation: str,
-                strings: StringTable, replaced: list[str] | None = None) -> None:
+                strings: StringTable, difference: Difference | None = None) -> None:
     """The state's values besides its rows (`strings`: the string table written;
-    `replaced`: the units whose records are not the very ones read with the state, when
-    it is written as a difference)."""
+    `difference`: the units replaced and dropped since the state was read, when it is
+    written as a difference)."""
     spare = state.spare or SiteRecord("", {}, ())
     history, units = state.history, state.units
-    differ, absent = _spare_difference(spare.units, state, replaced)
+    differ, absent = _spare_difference(spare.units, state, difference)
     # A difference leaves the history the file holds when it is the very one read there
     # (an hour in which no story moved): 5 MB at 100,000 stories.
-    kept = (replaced is not None and history is not None and state.stored is not None
+    kept = (difference is not None and history is not None and state.stored is not None
             and history is state.stored.history)
     meta: dict[str, Callable[[], Any]] = {
         "version": lambda: STATE_VERSION,
@@ -875,17 +905,18 @@ def _history_meta(history: UrlHistory | None) -> dict[str, Callable[[], Any]]:
 
 
 def _spare_difference(spare: Mapping[str, UnitFiles], state: SavedState,
-                      replaced: list[str] | None) -> tuple[list[str], list[str]]:
+                      difference: Difference | None) -> tuple[list[str], list[str]]:
     """The spare's units whose records are not the very ones of the current site, and
     the current site's units the spare lacks. When the spare is the site read with the
-    state (an hourly build's) and `replaced` says which units this build replaced, both
-    come from those few, not from a pass over each site's 155,000 units."""
+    state (an hourly build's) and `difference` says which units this build replaced and
+    dropped, both come from those few, not from a pass over each site's 155,000 units."""
     units = state.units
-    if replaced is None or state.stored is None or spare is not state.stored.units:
+    if difference is None or state.stored is None or spare is not state.stored.units:
         return _replaced(spare, units), [k for k in units if k not in spare]
     # A unit the spare has and the current site does not, or has under another record:
     # one of the replaced units, or one this build dropped.
-    return ([k for k in replaced if k in spare] + sorted(spare.keys() - units.keys()),
+    replaced = difference.replaced
+    return ([k for k in replaced if k in spare] + difference.dropped,
             [k for k in replaced if k not in spare])
 
 
