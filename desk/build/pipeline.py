@@ -50,7 +50,7 @@ from desk.build.parallel import (
     start_workers,
     stop_workers,
 )
-from desk.build.state import NEW, search_copies
+from desk.build.state import NEW, UnitChanges, search_copies
 from desk.build.target import ChangesOnly, RecycledSpare, Target, open_writer
 from desk.build.writer import LastSiteIncomplete, SiteWriter, WriteError
 from desk.config import Config
@@ -210,7 +210,8 @@ def _build(config: Config, clock: Clock, target: Target, cache: BuildCache,
                     _settled(cache, catalog, ledger, left, config, _keyed_under(keys, catalog)))
         indexed = _render_and_index(ctx, plan, assets, (cache, workers), timer)
         findings += indexed.findings
-        site_id, parts = _site_id(ledger, cache.session)
+        changes = ledger.changes()  # for the site id and the state's difference alike
+        site_id, parts = _site_id(ledger, changes, cache.session)
         writer.swap_in(site_id)
         timer.lap("write")
     except BaseException as exc:
@@ -224,7 +225,7 @@ def _build(config: Config, clock: Clock, target: Target, cache: BuildCache,
             cache.forget()  # the next build starts afresh
         return BuildReport(False, _with_held([failure, *findings], held),
                            timings=timer.timings)
-    _remember(cache, plan, catalog, indexed, (site_id, parts))
+    _remember(cache, plan, catalog, indexed, (site_id, parts), changes)
     timer.lap("save")
     return BuildReport(ok=True, findings=tuple(findings), published=catalog.published,
                        held=catalog.held, files=writer.files, bytes=writer.bytes,
@@ -235,13 +236,14 @@ def _build(config: Config, clock: Clock, target: Target, cache: BuildCache,
 
 
 def _remember(cache: BuildCache, plan: Plan, catalog: Catalog, indexed: Indexed,
-              site: tuple[str, dict[str, str] | None]) -> None:
+              site: tuple[str, dict[str, str] | None], changes: UnitChanges) -> None:
     """Save what the next build starts from: the site built (`site`: its id and its
-    units' parts' digests, when made), its URL history, search bundles, what its keys
-    were made under and which stories were held."""
+    units' parts' digests, when made; `changes`: what it did to the last build's units),
+    its URL history, search bundles, what its keys were made under and which stories
+    were held."""
     state, writer, ledger = cache.state, plan.writer, plan.ledger
     state.advance(writer.previous_id, ledger.units, writer.loose_files(ledger.rendered_files),
-                  *site, ledger.changes())
+                  *site, changes)
     state.history = catalog.history
     state.search = indexed.sealed
     state.keyed_under = _keyed_under(plan.keys, catalog)
@@ -392,12 +394,13 @@ def _discard(writer: SiteWriter, session: Session | None) -> None:
         session.recall.forget()  # what it kept may not be what the site holds
 
 
-def _site_id(ledger: Ledger, session: Session | None) -> tuple[str, dict[str, str] | None]:
+def _site_id(ledger: Ledger, changes: UnitChanges, session: Session | None
+             ) -> tuple[str, dict[str, str] | None]:
     """The id of what was built, with its units' parts' digests (see keys.site_parts);
     a long-running process keeps its own (SiteIds)."""
     if session is not None:
         return session.site_ids.site_id(ledger.units), None
-    return ledger.site_id()
+    return ledger.site_id(changes)
 
 
 def _render_and_index(ctx: RenderContext, plan: Plan, assets: tuple[Asset, ...],
