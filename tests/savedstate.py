@@ -1,5 +1,5 @@
-"""Tampering with a saved state's file (desk.build.state) as a test needs: its meta values and
-its units' keys, edited in place as another program could."""
+"""Tampering with a saved state's file (desk.build.state) as a test needs: its meta values,
+its units' keys and its URL history's rows, edited in place as another program could."""
 
 from __future__ import annotations
 
@@ -30,6 +30,15 @@ def edit_meta(path: Path, name: str, change: Callable[[Any], Any]) -> None:
         (value,) = db.execute("SELECT value FROM meta WHERE name = ?", (name,)).fetchone()
         db.execute("UPDATE meta SET value = ? WHERE name = ?",
                    (json.dumps(change(json.loads(value))).encode(), name))
+
+
+def edit_history_rows(path: Path, change: Callable[[list[str]], list[Any]]) -> None:
+    """Replace the rows of a saved state's URL history (its chunks of lines, in order) by
+    `change(rows)`, the number of chunks its meta says left as it is."""
+    with _opened(path) as db:
+        rows = [lines for (lines,) in db.execute("SELECT lines FROM history ORDER BY n")]
+        db.execute("DELETE FROM history")
+        db.executemany("INSERT INTO history VALUES (?, ?)", enumerate(change(rows)))
 
 
 def set_unit_keys(path: Path, key: str) -> int:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from savedstate import edit_meta
+from savedstate import edit_history_rows, edit_meta
 from storygen import REPO, make_story, write_story
 
 from desk import urls
@@ -141,9 +141,16 @@ def test_the_saved_state_keeps_the_history(tmp_path: Path) -> None:
     edit_meta(tmp_path / "state.sqlite", "history", lambda _: {"1": ["/../../x/"]})
     assert read_state(tmp_path / "state.sqlite") == SavedState()
     write_state(dataclasses.replace(state), tmp_path / "lines.sqlite")
-    edit_meta(tmp_path / "lines.sqlite", "history_lines",
-              lambda lines: lines.replace(C, "/../../x/"))
+    edit_history_rows(tmp_path / "lines.sqlite",
+                      lambda rows: [lines.replace(C, "/../../x/") for lines in rows])
     assert read_state(tmp_path / "lines.sqlite") == SavedState()
+    # A chunk of lines missing, or one more, or not text: no state at all.
+    for change in (lambda rows: rows[:-1], lambda rows: [*rows, rows[-1]],
+                   lambda rows: [lines.encode() for lines in rows]):
+        write_state(dataclasses.replace(state), tmp_path / "cut.sqlite")
+        assert read_state(tmp_path / "cut.sqlite").history == state.history
+        edit_history_rows(tmp_path / "cut.sqlite", change)
+        assert read_state(tmp_path / "cut.sqlite") == SavedState()
     # Written as a difference: the history read stays in the file as it is; another is
     # written.
     write_state(dataclasses.replace(state), tmp_path / "again.sqlite")
@@ -165,44 +172,51 @@ HISTORIES = st.dictionaries(
         for i, (story_id, numbers) in enumerate(drawn.items())))))
 
 
-@given(HISTORIES, st.data())
-def test_a_history_in_lines_reads_back_as_written(history: UrlHistory,
+@given(HISTORIES, st.integers(1, 5), st.data())
+def test_a_history_in_lines_reads_back_as_written(history: UrlHistory, per: int,
                                                   data: st.DataObject) -> None:
-    """The saved state's form of the history (lines_form) reads back as the history,
-    whichever of its paths are known to be stories' (those the reader does not check)."""
-    lines, more = lines_form(history)
+    """The saved state's form of the history (lines_form, in chunks of `per` ids) reads
+    back as the history, whichever of its paths are known to be stories' (those the
+    reader does not check)."""
+    chunks, more = lines_form(history, per)
     every = [path for paths in history.urls.values() for path in paths]
     known = set(data.draw(st.lists(st.sampled_from(every), unique=True))) if every else set()
     shared = {text: text for text in every}
-    assert history_from_lines(lines, json.loads(json.dumps(more)), known, shared) == history
+    assert history_from_lines(chunks, json.loads(json.dumps(more)), known, shared) == history
     if not any("\n" in story_id for story_id in history.urls):  # else all in JSON form
-        assert lines.count("\n") == 2 * len(history.urls) - 1 if history.urls else not lines
+        # Two lines for each id, `per` ids in each chunk but the last.
+        assert [lines.count("\n") + 1 for lines in chunks] == [
+            2 * min(per, len(history.urls) - start)
+            for start in range(0, len(history.urls), per)]
         assert all(len(paths) > 1 for paths in more.values())
+    else:
+        assert chunks == [] and more == history.to_json()
 
 
 def test_a_history_in_lines_that_is_not_one_is_refused() -> None:
     D = "/stories/2026-11-14/d/"
-    lines, more = lines_form(UrlHistory({"1": (A, B), "2": (C,), "3": (D,)}))
-    assert (lines, more) == (f"1\n\n2\n{C}\n3\n{D}", {"1": (A, B)})
+    chunks, more = lines_form(UrlHistory({"1": (A, B), "2": (C,), "3": (D,)}), per=2)
+    assert (chunks, more) == ([f"1\n\n2\n{C}", f"3\n{D}"], {"1": (A, B)})
     json_more = {"1": [A, B]}
-    assert history_from_lines(lines, json_more, {C}, {}).urls == {"1": (A, B), "2": (C,),
-                                                                  "3": (D,)}
-    for bad_lines, bad_more in (
-            (f"1\n\n2\n{C}\n3\n/../../x/", json_more),  # outside the site, not known
-            (f"1\n\n2\n{C}\n3\n{C}", json_more),  # a path under two ids
-            (f"1\n\n2\n{A}\n3\n{D}", json_more),  # another id's path
-            (f"1\n\n2\n\n3\n{D}", json_more),  # an empty line of an id with one path
-            (f"1\n{A}\n2\n{C}\n3\n{D}", json_more),  # more paths, not in its place
-            (f"1\n\n2\n{C}\n3\n{D}", {"4": [A, B]}),  # more paths of no id listed
-            (f"1\n\n2\n{C}\n2\n{D}", json_more),  # an id twice
-            (f"1\n\n2\n{C}\n3", json_more)):  # an id without its line
+    assert history_from_lines(chunks, json_more, {C}, {}).urls == {"1": (A, B), "2": (C,),
+                                                                   "3": (D,)}
+    for bad_chunks, bad_more in (
+            ([f"1\n\n2\n{C}\n3\n/../../x/"], json_more),  # outside the site, not known
+            ([f"1\n\n2\n{C}", f"3\n{C}"], json_more),  # a path under two ids
+            ([f"1\n\n2\n{A}\n3\n{D}"], json_more),  # another id's path
+            ([f"1\n\n2\n\n3\n{D}"], json_more),  # an empty line of an id with one path
+            ([f"1\n{A}\n2\n{C}\n3\n{D}"], json_more),  # more paths, not in its place
+            ([f"1\n\n2\n{C}\n3\n{D}"], {"4": [A, B]}),  # more paths of no id listed
+            ([f"1\n\n2\n{C}", f"2\n{D}"], json_more),  # an id twice
+            ([f"1\n\n2\n{C}\n3"], json_more),  # an id without its line
+            (["1\n\n2", f"{C}\n3\n{D}"], json_more)):  # a chunk cut within an id
         with pytest.raises(ValueError):
-            history_from_lines(bad_lines, bad_more, {C, D}, {})
+            history_from_lines(bad_chunks, bad_more, {C, D}, {})
     # A known path is a story record's, which the reader does not check: still a folder
     # of the site below /stories/.
     for known in ("/../../x/", "", "/about/", "/stories/../x/", "/stories/a\\b/"):
         with pytest.raises(ValueError):
-            history_from_lines(f"1\n{known}", {}, {known}, {})
+            history_from_lines([f"1\n{known}"], {}, {known}, {})
 
 
 def test_where_a_build_starts_its_history(tmp_path: Path) -> None:

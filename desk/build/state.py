@@ -13,12 +13,12 @@ What it holds (see desk.build.cache for how builds use it):
 - the strings many stories share (newsrooms, editions, beats, agents, the URLs of
   related links), each once, named in the stories' records by number (StringTable).
 
-The file is an SQLite database, one row per inspected file, per unit and per shared
-string. Read row by
-row, it never holds the whole archive twice in memory (a JSON document is parsed whole
-before a record can be made of it), and the stories' texts stay in it until a page shows
-them, as do the units' index.json digests until a list shows them (StateFile): an
-hourly build holds little more than what orders and keys them.
+The file is an SQLite database, one row per inspected file, per unit, per shared
+string and per chunk of the URL history's lines. Read row by row, it never holds the
+whole archive twice in memory (a JSON document is parsed whole before a record can be
+made of it), and the stories' texts stay in it until a page shows them, as do the
+units' index.json digests until a list shows them (StateFile): an hourly build holds
+little more than what orders and keys them.
 Written as the difference from what was read: an hourly build rewrites the rows of the
 stories it touched (and, after a fresh checkout, the stat of each file git does not
 vouch for), not the archive. A generation token guards the difference: when the file
@@ -39,7 +39,6 @@ import sqlite3
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from functools import cache
 from itertools import repeat
 from operator import itemgetter
 from pathlib import Path
@@ -56,7 +55,7 @@ from desk.content.loader import ContentChanged, LoadedStory, StoredTexts, Summar
 from desk.urls import USUAL_FILES, plain_folder, plain_folders, relative_file, usual_count
 
 # 12: the strings stories share kept once (StringTable); 13: the URL history in lines
-STATE_VERSION = 13
+STATE_VERSION = 14
 # Strings a table may gain past twice its size at the last whole write (StringTable).
 SPARE_STRINGS = 1024
 # Saved states of output folders kept at most (the oldest go first).
@@ -110,6 +109,7 @@ CREATE TABLE inspected (path TEXT PRIMARY KEY, mtime INTEGER NOT NULL, size INTE
 CREATE TABLE units (id TEXT PRIMARY KEY, key TEXT NOT NULL, files BLOB NOT NULL,
                     json_digest TEXT NOT NULL);
 CREATE TABLE strings (id INTEGER PRIMARY KEY, text TEXT NOT NULL);
+CREATE TABLE history (n INTEGER PRIMARY KEY, lines TEXT NOT NULL);
 """
 
 
@@ -479,7 +479,7 @@ def _read_state(db: sqlite3.Connection, path: Path, spare: bool, records: bool =
                        check_key=str(meta["check_key"]), inspected=inspected,
                        spare=_spare_from_json(meta["spare"], units) if spare else None,
                        history=None if history is None else history_from_lines(
-                           str(meta["history_lines"]), history, known, shared),
+                           _history_chunks(db, meta), history, known, shared),
                        search=_search_from_json(meta["search"]),
                        media=dict(meta.get("media") or {}),
                        site_parts=_parts_from_json(meta.get("site_parts")),
@@ -514,6 +514,14 @@ def _read_units(db: sqlite3.Connection, source: StateFile, shared: Mapping[str, 
             records = list(map(_unit_record, ids, keys, files, digests))
         units.update(zip(ids, records, strict=True))
     return units
+
+
+def _history_chunks(db: sqlite3.Connection, meta: Mapping[str, Any]) -> list[str]:
+    """The history's chunks of lines (see lines_form), in order, all of them."""
+    chunks = [lines for (lines,) in db.execute("SELECT lines FROM history ORDER BY n")]
+    if len(chunks) != meta["history_chunks"]:
+        raise ValueError("rows are missing")
+    return chunks
 
 
 # Rows of units read at once: large enough that a batch's calls cost little, small
@@ -888,20 +896,26 @@ def _write_meta(db: sqlite3.Connection, state: SavedState, generation: str,
             "units": {k: [u.key, _files_to_json(k, u)] for k in differ
                       if not _same_unit(units.get(k), u := spare.units[k])},
             "absent": absent},
-        # Last: the history is as large as the archive, made after the rest is written.
-        **({} if kept else _history_meta(history)),
     }
     for name, value in meta.items():
-        # Made and written one at a time: the history is as large as the archive.
+        # Made and written one at a time: the spare's may be megabytes.
         db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (name, orjson.dumps(value())))
+    if not kept:  # last: the history is as large as the archive
+        _write_history(db, history)
 
 
-def _history_meta(history: UrlHistory | None) -> dict[str, Callable[[], Any]]:
-    """The history's meta values, made when the first is written: its ids and paths in
-    lines, not a list for each in JSON (a tenth of a second less to read at 100,000
-    stories: history_from_lines)."""
-    form = cache(lambda: lines_form(history) if history is not None else ("", None))
-    return {"history": lambda: form()[1], "history_lines": lambda: form()[0]}
+def _write_history(db: sqlite3.Connection, history: UrlHistory | None) -> None:
+    """The history: its ids and paths in chunks of lines, a row for each, not a list
+    for each id in JSON (a tenth of a second less to read at 100,000 stories:
+    history_from_lines); the ids with more paths, and how many chunks, in meta. A row
+    for each chunk: one value of the whole was three copies of it in memory as it was
+    written (its text, its JSON, SQLite's), 15 MB at 100,000 stories, the peak of an
+    hourly build."""
+    chunks, more = lines_form(history) if history is not None else ([], None)
+    db.execute("DELETE FROM history")
+    db.executemany("INSERT INTO history VALUES (?, ?)", enumerate(chunks))
+    for name, value in (("history", more), ("history_chunks", len(chunks))):
+        db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (name, orjson.dumps(value)))
 
 
 def _spare_difference(spare: Mapping[str, UnitFiles], state: SavedState,

@@ -132,22 +132,33 @@ def history_from_json(data: Any, pointer: str = "",
     return UrlHistory(lists if _in_order(lists) else dict(sorted(lists.items())))
 
 
-def lines_form(history: UrlHistory) -> tuple[str, Mapping[str, Sequence[str]]]:
+# Ids in a chunk of the saved state's history (lines_form): about 100 KB of lines.
+LINES_PER_CHUNK = 2_000
+
+
+def lines_form(history: UrlHistory, per: int = LINES_PER_CHUNK
+               ) -> tuple[list[str], Mapping[str, Sequence[str]]]:
     """The history as the saved state keeps it: every id in order, each followed by its
-    one path (or by an empty line when it has more), one per line; and the ids with more
-    than one path in JSON form. Read back (history_from_lines) without making a list and
-    a tuple for each of an archive's ids. When an id or a path holds a line break, no
-    lines and the whole history in JSON form."""
+    one path (or by an empty line when it has more), one per line, in chunks of `per`
+    ids; and the ids with more than one path in JSON form. Read back
+    (history_from_lines) without making a list and a tuple for each of an archive's ids.
+    In chunks, so that no copy of the whole (5 MB at 100,000 stories) is made to write
+    it: the saved state keeps a row for each. When an id or a path holds a line break,
+    no chunks and the whole history in JSON form."""
     urls = history.to_json()
-    lines = "\n".join(chain.from_iterable(zip(
-        urls, [paths[0] if len(paths) == 1 else "" for paths in urls.values()],
-        strict=True)))
-    if lines.count("\n") != 2 * len(urls) - 1:
-        return "", urls
-    return lines, {story_id: paths for story_id, paths in urls.items() if len(paths) > 1}
+    ids = list(urls)
+    chunks = []
+    for start in range(0, len(ids), per):
+        part = ids[start:start + per]
+        firsts = [paths[0] if len(paths) == 1 else "" for paths in map(urls.__getitem__, part)]
+        chunk = "\n".join(chain.from_iterable(zip(part, firsts, strict=True)))
+        if chunk.count("\n") != 2 * len(part) - 1:
+            return [], urls
+        chunks.append(chunk)
+    return chunks, {story_id: paths for story_id, paths in urls.items() if len(paths) > 1}
 
 
-def history_from_lines(lines: str, more: Any, known: Container[str],
+def history_from_lines(chunks: Sequence[str], more: Any, known: Container[str],
                        shared: Mapping[str, str]) -> UrlHistory:
     """A history from the saved state's form (lines_form), checked as history_from_json
     checks its JSON form (raises ValueError), but for the paths in `known` (the URL paths
@@ -155,11 +166,14 @@ def history_from_lines(lines: str, more: Any, known: Container[str],
     ids have one path, their story's. `shared`: strings held already, used for the equal
     ids and paths."""
     others = history_from_json(more, shared=shared)
-    if not lines:  # all of it in JSON form
+    if not chunks:  # all of it in JSON form
         return others
-    items = lines.split("\n")
-    if len(items) % 2:
-        raise ValueError("an id without its line")
+    items: list[str] = []
+    for chunk in chunks:
+        lines = chunk.split("\n")
+        if len(lines) % 2:
+            raise ValueError("an id without its line")
+        items += lines
     get = shared.get
     ids, firsts = items[0::2], items[1::2]
     ids, firsts = list(map(get, ids, ids)), list(map(get, firsts, firsts))
