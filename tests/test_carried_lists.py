@@ -16,11 +16,14 @@ from storygen import REPO, make_story, write_story, write_withdrawal
 import desk.render.members
 import desk.render.pages
 import desk.render.site
+from desk import urls
 from desk.build.cache import BuildCache
 from desk.build.pipeline import build
 from desk.config import Config, load_config
-from desk.content.catalog import Clock
+from desk.content.catalog import Clock, Group
 from desk.content.history import read_history_file
+from desk.content.loader import LoadedStory
+from desk.render.sitemaps import SitemapPart
 
 NOW = datetime(2026, 11, 12, tzinfo=UTC)
 START = datetime(2026, 10, 31, 6, tzinfo=UTC)  # the stories of two months
@@ -210,18 +213,35 @@ def test_untouched_groups_carry_their_pages_without_making_inputs(
     lines_of: list[str] = []
     part_lines = desk.render.site._part_lines
 
-    def lines_counted(ctx: Any, part: list[tuple[str, datetime]], name: str
-                      ) -> tuple[str, ...]:
-        lines_of.append(part[0][0])
+    def lines_counted(ctx: Any, part: SitemapPart, name: str) -> tuple[str, ...]:
+        lines_of.append(part.head)
         return part_lines(ctx, part, name)
 
     monkeypatch.setattr(desk.render.site, "_part_lines", lines_counted)
+    # Nor are the pages of a month's stories or editions made (PartPages).
+    pages_of: list[str] = []
+    story_pages, edition_entries = desk.render.site._story_pages, desk.render.pages._edition_entries
+
+    def stories_counted(stories: list[LoadedStory]) -> list[tuple[str, datetime]]:
+        pages_of.append(stories[0].url_path)
+        return story_pages(stories)
+
+    def editions_counted(editions: list[Group]) -> list[tuple[str, datetime]]:
+        pages_of.append(urls.edition_path(editions[0].key))
+        return edition_entries(editions)
+
+    monkeypatch.setattr(desk.render.site, "_story_pages", stories_counted)
+    monkeypatch.setattr(desk.render.pages, "_edition_entries", editions_counted)
     parts.clear()  # the build from nothing rendered every part
     add_a_new_story(site)
     assert build(site, Clock(NOW)).ok
     assert set(parts) == {"/sitemap-stories-2026-11.xml", "/sitemap-editions-2026-11.xml",
                           *(p for p in parts if p.startswith("/sitemap-pages"))}
     assert lines_of and not any("/2026-10-" in path for path in lines_of)
+    # October's editions, within the limit, are not made; its stories, past it, are made
+    # to be cut in pieces (sitemap-stories-2026-10-1.xml, -2.xml).
+    assert set(map(urls.sitemap_part_of, pages_of)) == {
+        "stories-2026-11", "editions-2026-11", "stories-2026-10"}
     assert tree(site.output_dir) == fresh(tmp_path)
 
 

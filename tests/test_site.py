@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 import re
 from datetime import UTC, datetime, timedelta, timezone
-from itertools import pairwise
+from functools import partial
+from itertools import groupby, pairwise
 from pathlib import Path
 from typing import Any
 
@@ -443,10 +444,12 @@ _SITEMAP_PAGES = st.lists(st.tuples(
         for i, (head, hour, shift) in enumerate(drawn)])
 
 
-@given(_SITEMAP_PAGES, st.integers(1, 5))
+@given(_SITEMAP_PAGES, st.integers(1, 5), st.data())
 def test_a_sitemap_s_parts_are_its_pages_by_part_in_order(
-        pages: list[tuple[str, datetime]], max_urls: int) -> None:
-    from desk.render.sitemaps import newest, sitemap_parts
+        pages: list[tuple[str, datetime]], max_urls: int, data: st.DataObject) -> None:
+    """Whether pages are given one by one, or runs of one part's pages are given as
+    PartPages (made when asked, as a month's stories and editions are)."""
+    from desk.render.sitemaps import PartPages, SitemapEntry, sitemap_parts
 
     by_part: dict[str, list[tuple[str, datetime]]] = {}
     for page in pages:
@@ -456,10 +459,22 @@ def test_a_sitemap_s_parts_are_its_pages_by_part_in_order(
         pieces = [part[i: i + max_urls] for i in range(0, len(part), max_urls)]
         expected += ([(name, part)] if len(pieces) == 1 else
                      [(f"{name}-{n}", piece) for n, piece in enumerate(pieces, start=1)])
-    found = sitemap_parts(pages, max_urls)
-    assert found == expected
-    for _, part in found:  # the very value max() gives: the first of equal instants
-        assert newest(part) is max((lastmod for _, lastmod in part))
+    entries: list[SitemapEntry] = []
+    for _, group in groupby(pages, key=lambda page: urls.sitemap_part_of(page[0])):
+        run = list(group)
+        if data.draw(st.booleans()):
+            entries.append(PartPages(run[0][0], len(run), max(lastmod for _, lastmod in run),
+                                     partial(list, run)))
+        else:
+            entries += run
+    found = sitemap_parts(entries, max_urls)
+    assert [(name, part.pages()) for name, part in found] == expected
+    for name, part in found:
+        listed = part.pages()
+        assert part.count == len(listed)
+        assert name.startswith(urls.sitemap_part_of(part.head))
+        # The very value max() gives: the first of equal instants, as the index shows it.
+        assert part.newest() is max(lastmod for _, lastmod in listed)
 
 
 _URL_PARTS = st.sampled_from(["https://", "HTTPS://", "http://", " ", "\t", "hangingcontext.com",

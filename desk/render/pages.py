@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
-from itertools import islice
+from itertools import groupby, islice
 from typing import Any
 
 from desk import urls
@@ -33,9 +33,10 @@ from desk.render import Output
 from desk.render.context import RenderContext, Unit, Units, carried_apart
 from desk.render.json import encode
 from desk.render.pictures import card_src
+from desk.render.sitemaps import PartPages, SitemapEntry
 from desk.render.templates import Alternate, Crumb, PageMeta, isotime
 
-SitemapEntries = Iterator[tuple[str, datetime]]
+SitemapEntries = Iterator[SitemapEntry]
 
 
 @dataclass(frozen=True)
@@ -539,8 +540,14 @@ def _edition_page(ctx: RenderContext, group: Group, older: Group | None,
 
 
 def edition_sitemap(ctx: RenderContext) -> SitemapEntries:
-    if ctx.recalling is None:  # each made at once: 40,000 at 100,000 stories
-        yield from map(_edition_entry, ctx.catalog.editions)
+    if ctx.recalling is None:
+        # 40,000 at 100,000 stories, made when the sitemap's part of their month is: each
+        # run of one month's editions (all of them, newest first) one entry.
+        for _, run in groupby(ctx.catalog.editions, key=_edition_month):
+            editions = list(run)
+            yield PartPages(urls.edition_path(editions[0].key), len(editions),
+                            max(group.newest for group in editions),
+                            partial(_edition_entries, editions))
         return
     for group in ctx.catalog.editions:
         yield ctx.kept(("edition-sitemap", group.key), group.stories,
@@ -549,6 +556,15 @@ def edition_sitemap(ctx: RenderContext) -> SitemapEntries:
 
 def _edition_entry(group: Group) -> tuple[str, datetime]:
     return urls.edition_path(group.key), group.newest
+
+
+def _edition_entries(editions: list[Group]) -> list[tuple[str, datetime]]:
+    return list(map(_edition_entry, editions))
+
+
+def _edition_month(group: Group) -> str:
+    """What of an edition's path names its sitemap part, read from its key (YYYY-MM-)."""
+    return group.key[:urls.SITEMAP_PART_HEAD - len(urls.EDITIONS)]
 
 
 def site_reuse(config: Config) -> dict[str, Any]:

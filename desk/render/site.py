@@ -6,11 +6,14 @@ list pages it renders); the sitemap, the build's work sharing and the writer fol
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import datetime
 from functools import partial
+from itertools import chain, groupby
 
 from desk import urls
 from desk.content.digests import digest_all
+from desk.content.loader import LoadedStory
 from desk.render import Output
 from desk.render.content_pages import page_sitemap, page_units, publisher_units
 from desk.render.context import RenderContext, Unit, Units
@@ -29,7 +32,9 @@ from desk.render.members import (
 )
 from desk.render.pages import PAGE_KINDS, PageKind
 from desk.render.sitemaps import (
-    newest,
+    PartPages,
+    SitemapEntry,
+    SitemapPart,
     render_news_sitemap,
     sitemap_index,
     sitemap_parts,
@@ -55,22 +60,40 @@ REGISTRY: tuple[PageKind, ...] = (
 
 def sitemap_pages(ctx: RenderContext) -> list[tuple[str, datetime]]:
     """Every HTML page with its last modification: the registry's, then the stories."""
-    pages: list[tuple[str, datetime]] = []
+    return list(chain.from_iterable(entry.made() if isinstance(entry, PartPages) else (entry,)
+                                    for entry in sitemap_entries(ctx)))
+
+
+def sitemap_entries(ctx: RenderContext) -> Iterator[SitemapEntry]:
+    """What the sitemap lists: the registry's pages, then the stories, a month of them
+    made into pages only when the sitemap's part of that month is (PartPages)."""
     for kind in REGISTRY:
         if kind.sitemap is not None:
-            pages += kind.sitemap(ctx)
-    pages += [(s.url_path, s.summary.modified_at) for s in ctx.catalog.published]
-    return pages
+            yield from kind.sitemap(ctx)
+    # In the published order, most of a month's stories stand together: each run of one
+    # month's stories is one entry.
+    head = urls.SITEMAP_PART_HEAD
+    for _, run in groupby(ctx.catalog.published, key=lambda item: item.url_path[:head]):
+        stories = list(run)
+        yield PartPages(stories[0].url_path, len(stories),
+                        max(item.summary.modified_at for item in stories),
+                        partial(_story_pages, stories))
+
+
+def _story_pages(stories: list[LoadedStory]) -> list[tuple[str, datetime]]:
+    return [(item.url_path, item.summary.modified_at) for item in stories]
 
 
 def site_units(ctx: RenderContext) -> Units:
     """Every unit of the site besides the stories, the sitemaps last."""
     for kind in REGISTRY:
         yield from kind.units(ctx)
-    pages = sitemap_pages(ctx)
-    if len(pages) > ctx.config.sitemap_max_urls:
-        yield from _sitemap_parts(ctx, pages)
+    entries = list(sitemap_entries(ctx))
+    parts = sitemap_parts(entries, ctx.config.sitemap_max_urls)
+    if sum(part.count for _, part in parts) > ctx.config.sitemap_max_urls:
+        yield from _sitemap_parts(ctx, parts)
     else:
+        pages = SitemapPart.of(entries).pages()
         yield Unit(urls.SITEMAP, (_listed(ctx, pages),),
                    lambda: [Output(urls.SITEMAP, urlset(ctx.config, pages))])
     yield Unit(urls.NEWS_SITEMAP, None, lambda: render_news_sitemap(ctx))  # on the clock
@@ -88,33 +111,30 @@ def _listed(ctx: RenderContext, pages: list[tuple[str, datetime]],
     return ctx.kept(("sitemap-lines", part), lines, partial(digest_all, lines))
 
 
-def _sitemap_parts(ctx: RenderContext, pages: list[tuple[str, datetime]]) -> Units:
+def _sitemap_parts(ctx: RenderContext, parts: list[tuple[str, SitemapPart]]) -> Units:
     """A large site's sitemap: each part a unit of its own, keyed by its pages' lines
     (not made for a month's stories or editions that no change touched: their lines are
     the last build's); then the index. The other pages' part changes with every story."""
-    parts = sitemap_parts(pages, ctx.config.sitemap_max_urls)
     for name, part in parts:
         path = urls.sitemap_part(name)
         render = partial(_sitemap_part, ctx, path, part)
         lines = partial(_part_lines, ctx, part, name)
-        listing = urls.sitemap_part_of(part[0][0])  # what the part lists
+        listing = urls.sitemap_part_of(part.head)  # what the part lists
         if listing != urls.SITEMAP_OTHERS and ctx.unchanged(("sitemap", listing)):
             yield Unit(path, None, render, carried=lines)
         else:
             yield Unit(path, lines(), render)
-    shown = [(name, newest(part)) for name, part in parts]
+    shown = [(name, part.newest()) for name, part in parts]
     yield Unit(urls.SITEMAP, tuple(f"{name} {lastmod.isoformat()}" for name, lastmod in shown),
                lambda: [Output(urls.SITEMAP, sitemap_index(ctx.config, shown))])
 
 
-def _part_lines(ctx: RenderContext, part: list[tuple[str, datetime]], name: str
-                ) -> tuple[str, ...]:
-    return (_listed(ctx, part, name),)
+def _part_lines(ctx: RenderContext, part: SitemapPart, name: str) -> tuple[str, ...]:
+    return (_listed(ctx, part.pages(), name),)
 
 
-def _sitemap_part(ctx: RenderContext, path: str, part: list[tuple[str, datetime]]
-                  ) -> list[Output]:
-    return [Output(path, urlset(ctx.config, part))]
+def _sitemap_part(ctx: RenderContext, path: str, part: SitemapPart) -> list[Output]:
+    return [Output(path, urlset(ctx.config, part.pages()))]
 
 
 def _sitemap_line(path: str, lastmod: datetime) -> str:
