@@ -54,7 +54,8 @@ from desk.content.history import UrlHistory, history_from_lines, lines_form
 from desk.content.loader import ContentChanged, LoadedStory, StoredTexts, Summary, Texts
 from desk.urls import USUAL_FILES, plain_folder, plain_folders, relative_file, usual_count
 
-# 12: the strings stories share kept once (StringTable); 13: the URL history in lines
+# 12: the strings stories share kept once (StringTable); 13: the URL history in lines;
+# 14: its lines in chunks, a row for each
 STATE_VERSION = 14
 # Strings a table may gain past twice its size at the last whole write (StringTable).
 SPARE_STRINGS = 1024
@@ -899,7 +900,7 @@ def _write_meta(db: sqlite3.Connection, state: SavedState, generation: str,
     }
     for name, value in meta.items():
         # Made and written one at a time: the spare's may be megabytes.
-        db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (name, orjson.dumps(value())))
+        _put_meta(db, name, value())
     if not kept:  # last: the history is as large as the archive
         _write_history(db, history)
 
@@ -914,8 +915,13 @@ def _write_history(db: sqlite3.Connection, history: UrlHistory | None) -> None:
     chunks, more = lines_form(history) if history is not None else ([], None)
     db.execute("DELETE FROM history")
     db.executemany("INSERT INTO history VALUES (?, ?)", enumerate(chunks))
-    for name, value in (("history", more), ("history_chunks", len(chunks))):
-        db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (name, orjson.dumps(value)))
+    _put_meta(db, "history", more)
+    _put_meta(db, "history_chunks", len(chunks))
+
+
+def _put_meta(db: sqlite3.Connection, name: str, value: Any) -> None:
+    """One meta value, in its JSON form (as _read_state reads them all)."""
+    db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (name, orjson.dumps(value)))
 
 
 def _spare_difference(spare: Mapping[str, UnitFiles], state: SavedState,

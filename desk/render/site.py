@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from datetime import datetime
 from functools import partial
-from itertools import chain, groupby
+from itertools import groupby
 
 from desk import urls
 from desk.content.digests import digest_all
@@ -60,8 +60,7 @@ REGISTRY: tuple[PageKind, ...] = (
 
 def sitemap_pages(ctx: RenderContext) -> list[tuple[str, datetime]]:
     """Every HTML page with its last modification: the registry's, then the stories."""
-    return list(chain.from_iterable(entry.made() if isinstance(entry, PartPages) else (entry,)
-                                    for entry in sitemap_entries(ctx)))
+    return SitemapPart.of(sitemap_entries(ctx)).pages()
 
 
 def sitemap_entries(ctx: RenderContext) -> Iterator[SitemapEntry]:

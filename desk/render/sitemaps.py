@@ -63,8 +63,7 @@ class SitemapPart:
     @property
     def head(self) -> str:
         """The path of its first page (what names the part)."""
-        first = self.pieces[0]
-        return first.head if isinstance(first, PartPages) else first[0]
+        return _head(self.pieces[0])
 
     def pages(self) -> list[tuple[str, datetime]]:
         """Its pages, each (path, last modification), in order."""
@@ -85,6 +84,11 @@ class SitemapPart:
         return part
 
 
+def _head(entry: SitemapEntry) -> str:
+    """The path of a page, or of one of some PartPages: what names its part."""
+    return entry.head if isinstance(entry, PartPages) else entry[0]
+
+
 def sitemap_parts(entries: Iterable[SitemapEntry], max_urls: int
                   ) -> list[tuple[str, SitemapPart]]:
     """The parts of a sitemap past the limit, by name, in name order: each page in the
@@ -96,7 +100,7 @@ def sitemap_parts(entries: Iterable[SitemapEntry], max_urls: int
     # beginnings, not for each of 150,000 pages at 100,000 stories.
     names: dict[str, str] = {}
     for entry in entries:
-        head = (entry.head if isinstance(entry, PartPages) else entry[0])[:urls.SITEMAP_PART_HEAD]
+        head = _head(entry)[:urls.SITEMAP_PART_HEAD]
         name = names.get(head)
         if name is None:
             name = names[head] = urls.sitemap_part_of(head)
