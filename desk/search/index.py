@@ -45,7 +45,6 @@ from desk.search.bundles import (
     Member,
     plan,
     sealed_bundle,
-    stale_by_bundle,
 )
 
 # Bump when what desk gives Pagefind changes in a way old bundles should not be kept.
@@ -127,10 +126,11 @@ def unit_of(name: str) -> str:
     return f"{urls.PAGEFIND}{name}/"
 
 
-def members_of(published: Sequence[LoadedStory]) -> list[Member]:
-    """The published stories as the index sees them, oldest first."""
+def members_of(published: Sequence[LoadedStory]) -> dict[str, str]:
+    """The published stories as the index sees them: each one's entry token with its URL,
+    oldest first."""
     stories = sorted((s for s in published if not s.draft), key=_ORDER)
-    return [Member(s.url_path, search_entry(s.url_path, s.digest)) for s in stories]
+    return {search_entry(s.url_path, s.digest): s.url_path for s in stories}
 
 
 def start_search(published: Sequence[LoadedStory], previous: Sealed,
@@ -139,9 +139,9 @@ def start_search(published: Sequence[LoadedStory], previous: Sealed,
     pages are staged): the caller renders the pages around the stories meanwhile, then
     calls `finish` (or `cancel` when it fails)."""
     ledger, writer, _ = using
-    members = members_of(published)
     known = {n: t for n, t in previous.items() if ledger.known(unit_of(n), n)}
-    layout = plan(members, known, Limits(config.search_bundle_pages, config.search_fresh_pages))
+    layout = plan(members_of(published), known,
+                  Limits(config.search_bundle_pages, config.search_fresh_pages))
     writer.flush()  # the story pages are linked from the staged site
     runs = [_Run(sealed_bundle((m.token for m in group), engine()), group)
             for group in layout.seal]
@@ -152,10 +152,9 @@ def start_search(published: Sequence[LoadedStory], previous: Sealed,
         fresh_kept = ledger.reuse(unit_of(FRESH), fresh_key) is not None
         if not fresh_kept:
             runs.append(_Run(FRESH, layout.fresh, fresh_key))
-    # The stale entries now, not the 100,000 members: they are not held while the pages
-    # around the stories render. A bundle sealed by this build holds none.
-    indexing = Indexing(layout, stale_by_bundle(layout.kept, members), runs, using, config,
-                        fresh_kept)
+    # The layout's stale entries, not the 100,000 members, are held while the pages around
+    # the stories render. A bundle sealed by this build holds none.
+    indexing = Indexing(layout, layout.stale, runs, using, config, fresh_kept)
     if runs:
         try:
             indexing.launch(runs[0])
