@@ -12,6 +12,7 @@ import sqlite3
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -19,7 +20,7 @@ from hypothesis import strategies as st
 from savedstate import state_files
 from storygen import REPO, make_corpus, make_story
 
-from desk.build.cache import BuildCache
+from desk.build.cache import BuildCache, InspectionCache
 from desk.build.ledger import Ledger
 from desk.build.pipeline import build
 from desk.build.slots import slot_maker
@@ -28,6 +29,7 @@ from desk.build.state import (
     Difference,
     FileRecord,
     SavedState,
+    StateFile,
     Stored,
     UnitRecord,
     _spare_difference,
@@ -82,9 +84,18 @@ def same(a: SavedState, b: SavedState) -> bool:
     """Equal states, their spares too (what the writer needs of a spare's unit: its key
     and its files)."""
     assert a.spare is not None and b.spare is not None
-    return (dataclasses.replace(a, spare=None) == dataclasses.replace(b, spare=None)
+    return (dataclasses.replace(a, spare=None, inspected={})
+            == dataclasses.replace(b, spare=None, inspected={})
+            and inspections(a) == inspections(b)
             and (a.spare.site_id, a.spare.loose) == (b.spare.site_id, b.spare.loose)
             and _spare_units(a.spare) == _spare_units(b.spare))
+
+
+def inspections(state: SavedState) -> dict[str, tuple[Any, ...]]:
+    """What each inspection holds, its stat and blob id read from the state's file when
+    they were left there."""
+    return {path: (*record.stated(path), record.story, record.findings)
+            for path, record in state.inspected.items()}
 
 
 def _spare_units(spare: SiteRecord) -> dict[str, tuple[str, tuple[str, ...]]]:
@@ -196,6 +207,41 @@ def test_the_texts_of_stories_read_back_stay_in_the_file_until_shown(tmp_path: P
         state.inspected["content/stories/story-5.json"].story.summary.dek  # type: ignore[union-attr]  # noqa: B018
 
 
+@pytest.mark.parametrize("single", [0, StateFile.SINGLE_STATS])
+def test_an_inspection_read_back_reads_its_stat_and_blob_id_when_asked(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, single: int) -> None:
+    """A record read with the state leaves its stat and blob id in the file: asked for
+    (row by row, or all at once past `single`), they are the ones written, and a state
+    written whole from it (into another file) writes them again. A file whose row has
+    gone from the state's file since, or whose row holds another version of it, is looked
+    at again."""
+    monkeypatch.setattr(StateFile, "SINGLE_STATS", single)
+    state, file = a_state(), tmp_path / "s.sqlite"
+    write_state(state, file)
+    read = read_state(file)
+    assert not any(isinstance(r.held_stat, int) for r in read.inspected.values())
+    assert inspections(read) == inspections(state)
+    write_state(read, tmp_path / "t.sqlite")  # not the file it was read from: whole
+    assert inspections(read_state(tmp_path / "t.sqlite")) == inspections(state)
+
+    # Rewritten since by another build: one file's row gone, another's of a new version
+    # (its stat told, as the other build inspected it).
+    fresh, gone, other = (read_state(file), "content/stories/story-1.json",
+                          "content/stories/story-3.json")
+    digest = fresh.inspected[other].story.digest  # type: ignore[union-attr]
+    with contextlib.closing(sqlite3.connect(file)) as db, db:
+        db.execute("DELETE FROM inspected WHERE path = ?", (gone,))
+        (story,) = db.execute("SELECT story FROM inspected WHERE path = ?", (other,)).fetchone()
+        db.execute("UPDATE inspected SET story = ?, mtime = mtime + 1 WHERE path = ?",
+                   (story.replace(digest.encode(), b"f" * 64), other))
+    cache = InspectionCache(fresh, fresh.check_key)
+    kept = "content/stories/story-2.json"
+    assert cache.recall(kept, state.inspected[kept].stated(kept)[0]) is not None
+    assert cache.recall(gone, state.inspected[gone].stated(gone)[0]) is None
+    mtime, size, ino = stat_values(state.inspected[other].stated(other)[0])
+    assert cache.recall(other, packed_stat(mtime + 1, size, ino)) is None
+
+
 def test_the_digests_of_units_read_back_stay_in_the_file_until_asked(tmp_path: Path) -> None:
     file = tmp_path / "s.sqlite"
     written = a_state()
@@ -286,7 +332,9 @@ def test_a_state_read_for_a_site_with_no_spare_folder_leaves_the_spare_out(
     write_state(a_state(), file)
     whole, without = read_state(file), read_state(file, spare=False)
     assert whole.spare is not None and without.spare is None
-    assert dataclasses.replace(without, spare=None) == dataclasses.replace(whole, spare=None)
+    assert dataclasses.replace(without, spare=None, inspected={}) == dataclasses.replace(
+        whole, spare=None, inspected={})
+    assert inspections(without) == inspections(whole)
     out_dir, cache_dir = tmp_path / "public", tmp_path / "cache"
     file = BuildCache.saved_for(cache_dir, out_dir).file
     assert file is not None
@@ -334,8 +382,8 @@ def test_a_large_difference_is_written_without_waiting_on_its_own_lock(tmp_path:
     write_state(state, file)
     state = read_state(file)
     for path, found in list(state.inspected.items()):  # every row new, texts left in the file
-        state.inspected[path] = FileRecord(found.stat + 1, found.story, found.findings,
-                                           found.blob)
+        stat, blob = found.stated(path)
+        state.inspected[path] = FileRecord(stat + 1, found.story, found.findings, blob)
     kept = "/stories/2026-11-10/story-2/"
     old = state.units[kept]
     left = old.held_digest

@@ -250,14 +250,18 @@ class InspectionCache:
         known = self._state.inspected.get(path)
         if known is None or stat is None:
             return None
-        if known.stat != stat:
+        try:
+            saved, blob = known.stated(path)
+        except ContentChanged:  # its row no longer in the state's file: looked at again
+            return None
+        if saved != stat:
             # Touched but maybe not changed (a fresh checkout): git, else the bytes decide.
-            if self._git_holds(path, stat, known):
+            if self._git_holds(path, stat, known, (saved, blob)):
                 return known.story, known.findings
-            blob = self._same_bytes(path, known)
-            if blob is None:
+            same = self._same_bytes(path, known)
+            if same is None:
                 return None
-            self._state.inspected[path] = known.restated(stat, blob)
+            self._state.inspected[path] = known.restated(stat, same)
         return known.story, known.findings
 
     def remember(self, path: str, stat: Stat | None, result: Inspected) -> None:
@@ -283,17 +287,19 @@ class InspectionCache:
         if known is not None and known.story is not None and self.replaced is not None:
             self.replaced.append(known.story)
 
-    def _git_holds(self, path: str, stat: Stat, known: FileRecord) -> bool:
+    def _git_holds(self, path: str, stat: Stat, known: FileRecord,
+                   stated: tuple[Stat, str]) -> bool:
         """Whether git vouches for a touched file's saved inspection (git_may_vouch, and
         git holds it unchanged with the blob inspected). Such a record is not restated:
         the next fresh checkout asks git again, and a build on this checkout asks git
         rather than reading the file."""
-        if not git_may_vouch(known.stat, known.blob, known.story is not None, stat):
+        saved, blob = stated  # the stat and blob id the inspection was made under
+        if not git_may_vouch(saved, blob, known.story is not None, stat):
             return False
         clean = self._survey.clean if self._survey is not None else None
         if clean is not None:  # git's word, taken with the survey
-            return clean.get(path) == known.blob
-        return self._git_clean().holds(path, known.blob)
+            return clean.get(path) == blob
+        return self._git_clean().holds(path, blob)
 
     @staticmethod
     def _same_bytes(path: str, known: FileRecord) -> str | None:

@@ -208,15 +208,31 @@ STORED, RESTATED, NEW = 0, 1, 2
 @dataclass(frozen=True, slots=True)
 class FileRecord:
     """A story file's inspection, valid while its stat is unchanged (or its blob id, in
-    git's view, when it has one: the blob id of the bytes inspected)."""
+    git's view, when it has one: the blob id of the bytes inspected).
 
-    stat: Stat
+    The stat and blob id of an inspection read with the state are left in the state's
+    file (`held_stat` is that file; `held_blob` is then ""), to be read when asked for
+    (`stated`): an hourly build that a survey told what changed asks for none, and at
+    100,000 stories they were 14 MB held for nothing."""
+
+    held_stat: Stat | StateFile
     story: LoadedStory | None
     findings: tuple[Finding, ...]
-    blob: str = ""
+    held_blob: str = ""
     # Any record made is new (a copy made with dataclasses.replace too, so it is written
     # whole); only the state's reader and `restated` say otherwise.
     origin: int = field(default=NEW, compare=False, init=False)
+
+    def stated(self, path: str) -> tuple[Stat, str]:
+        """The stat and blob id this inspection (of the file `path`) holds good for
+        (raises ContentChanged when they were left in a state's file whose row for the
+        file no longer holds this inspection: another build has rewritten it since)."""
+        held = self.held_stat
+        if not isinstance(held, StateFile):
+            return held, self.held_blob
+        story = self.story
+        return held.file_stat(path, story.digest if story is not None else _findings_json(
+            self.findings))
 
     def restated(self, stat: Stat, blob: str) -> FileRecord:
         """The same inspection under a new stat and blob id (a fresh checkout's file)."""
@@ -465,7 +481,7 @@ def _read_state(db: sqlite3.Connection, path: Path, spare: bool, records: bool =
         _count_from_json(meta.get("strings_whole")))
     text = strings.texts.__getitem__
     inspected = {row[0]: _file_record(row, source, text) for row in db.execute(
-        "SELECT path, mtime, size, ino, blob, story, findings FROM inspected")} if records else {}
+        "SELECT path, story, findings FROM inspected")} if records else {}
     # One string in memory for each story's URL path and id, which the units and the
     # URL history name again.
     stories = [record.story for record in inspected.values() if record.story is not None]
@@ -539,12 +555,12 @@ def _count_from_json(data: Any) -> int | None:
 
 
 def _file_record(row: Any, texts: StateFile, text: Callable[[int], str]) -> FileRecord:
-    path, mtime, size, ino, blob, story, findings = row
-    return _FILE_RECORD(packed_stat(int(mtime), int(size), int(ino)),
+    path, story, findings = row
+    return _FILE_RECORD(texts,
                         None if story is None else _story_from_json(path, orjson.loads(story),
                                                                      texts, text),
                         () if findings is None else
-                        tuple(Finding(*f) for f in orjson.loads(findings)), str(blob), STORED)
+                        tuple(Finding(*f) for f in orjson.loads(findings)), "", STORED)
 
 
 class StateFile:
@@ -560,12 +576,16 @@ class StateFile:
 
     # The texts most recently read, so a page reading several of one story's reads once.
     RECENT = 64
+    # Stats read row by row before they are all read at once (file_stat).
+    SINGLE_STATS = 1024
 
     def __init__(self, db: sqlite3.Connection, file: Path) -> None:
         self._db = db
         self._file = file
         self._pid = os.getpid()
         self._recent: dict[tuple[str, str], Texts] = {}
+        self._stats: dict[str, StatRow] | None = None
+        self._stats_asked = 0
 
     def texts(self, path: str, digest: str) -> Texts:
         """The texts of the story file `path` inspected with bytes of this digest."""
@@ -581,6 +601,28 @@ class StateFile:
         found = self._recent[(path, digest)] = Texts._make([*data[1:-1], tuple(data[-1])])
         return found
 
+    def file_stat(self, path: str, inspection: str | bytes | None) -> tuple[Stat, str]:
+        """The stat and blob id of the file `path` in this file, when its row still holds
+        the inspection read from it (`inspection`: its story's digest, else the JSON of
+        its findings): the row's own, for the first few asked for (the files an hour
+        changed); then every row's, read at once and kept (a build that looks at every
+        file, a state written whole). Raises ContentChanged when the row is gone, or
+        holds another inspection (a build of the site rewrote the file this state was
+        read from: a preview starts from its site's)."""
+        query = "SELECT path, mtime, size, ino, blob, story, findings FROM inspected"
+        found: StatRow | None
+        if self._stats is None and self._stats_asked < self.SINGLE_STATS:
+            self._stats_asked += 1
+            row = self._row(query + " WHERE path = ?", path)
+            found = _stat_row(row) if row is not None else None
+        else:
+            if self._stats is None:
+                self._stats = {row[0]: _stat_row(row) for row in self._rows(query)}
+            found = self._stats.get(path)
+        if found is None or found[2] != inspection:
+            raise ContentChanged(path)
+        return found[0], found[1]
+
     def json_digest(self, unit: str, key: str) -> str:
         """The index.json digest of a unit rendered under this key."""
         row = self._row("SELECT json_digest FROM units WHERE id = ? AND key = ?", unit, key)
@@ -589,16 +631,38 @@ class StateFile:
         return str(row[0])
 
     def _row(self, query: str, *values: str) -> Any:
+        rows = self._rows(query, *values)
+        return rows[0] if rows else None
+
+    def _rows(self, query: str, *values: str) -> list[Any]:
         if self._pid != os.getpid():
             self._db, self._pid = _connect(self._file, readonly=True), os.getpid()
         try:
-            return self._db.execute(query, values).fetchone()
+            return self._db.execute(query, values).fetchall()
         except sqlite3.Error:
-            return None
+            return []
 
 
 # A sealed search bundle's name, as desk.search.bundles makes them: it names a site folder.
 _SEALED_NAME = re.compile(r"s-[0-9a-f]{16}")
+
+
+# A row's stat, blob id and what tells its inspection (StateFile.file_stat).
+StatRow = tuple[Stat, str, str | bytes | None]
+
+
+def _stat_row(row: Any) -> StatRow:
+    """A row's stat, blob id and what tells its inspection (see StateFile.file_stat): its
+    story's digest, read where its record's JSON holds it, or its findings' JSON."""
+    _, mtime, size, ino, blob, story, findings = row
+    told = (story[2:66].decode() if story[:2] == b'["' and story[66:67] == b'"' else "?"
+            ) if story is not None else findings
+    return packed_stat(int(mtime), int(size), int(ino)), str(blob), told
+
+
+def _findings_json(findings: tuple[Finding, ...]) -> bytes | None:
+    """The findings' JSON as a row holds it (None: none)."""
+    return orjson.dumps([_finding_to_json(f) for f in findings]) if findings else None
 
 
 def _keyed_from_json(data: Any) -> dict[str, Any]:
@@ -792,9 +856,10 @@ def _write_inspected(db: sqlite3.Connection, records: dict[str, FileRecord],
     whole = made is None
     if made is not None:
         db.executemany("UPDATE inspected SET mtime = ?, size = ?, ino = ?, blob = ? "
-                       "WHERE path = ?", ((*stat_values(record.stat), record.blob, path)
+                       "WHERE path = ?", ((*stat_values(stat), blob, path)
                                           for path, record in records.items()
-                                          if record.origin == RESTATED))
+                                          if record.origin == RESTATED
+                                          for stat, blob in [record.stated(path)]))
         db.executemany("INSERT OR REPLACE INTO inspected VALUES (?, ?, ?, ?, ?, ?, ?, ?)", made)
     lost: list[str] = []
     db.executemany("INSERT OR REPLACE INTO inspected VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -827,9 +892,9 @@ def _file_row(path: str, record: FileRecord, lost: list[str], strings: StringTab
         except ContentChanged:
             lost.append(path)
             return None
-    findings = (orjson.dumps([_finding_to_json(f) for f in record.findings])
-                if record.findings else None)
-    return (path, *stat_values(record.stat), record.blob, story, texts, findings)
+    findings = _findings_json(record.findings)
+    stat, blob = record.stated(path)
+    return (path, *stat_values(stat), blob, story, texts, findings)
 
 
 def _write_units(db: sqlite3.Connection, units: Mapping[str, UnitRecord],

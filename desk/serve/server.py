@@ -434,7 +434,8 @@ class DevServer:
         # stories as at ten.
         if self._recorder is not None and self._loaded is not None and not self._building:
             inspected = self._loaded.state.inspected
-            self._recorder.leave({path: record.stat for path, record in inspected.items()},
+            self._recorder.leave({path: record.stated(path)[0]
+                                  for path, record in inspected.items()},
                                  site_id_of(self.state.folder))
         self._folder.close()
 
