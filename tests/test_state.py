@@ -293,7 +293,9 @@ def test_a_damaged_state_is_no_state(tmp_path: Path) -> None:
             db.execute("UPDATE inspected SET story = ? WHERE path = ?",
                        (json.dumps(held), row[0]))
             if damage == "string":
-                db.execute("DELETE FROM strings WHERE id = (SELECT max(id) FROM strings)")
+                (chunk,) = db.execute("SELECT texts FROM strings ORDER BY n DESC").fetchone()
+                db.execute("UPDATE strings SET texts = ? WHERE n = (SELECT max(n) FROM strings)",
+                           (json.dumps(json.loads(chunk)[:-1]),))  # its last string gone
         assert read_state(file) == SavedState()
 
 
@@ -516,7 +518,43 @@ def test_related_links_read_back_hold_their_urls_once_and_their_headlines_in_the
 
 def shared_strings(file: Path) -> list[str]:
     with contextlib.closing(sqlite3.connect(file)) as db:
-        return [text for (text,) in db.execute("SELECT text FROM strings ORDER BY id")]
+        return [text for (chunk,) in db.execute("SELECT texts FROM strings ORDER BY n")
+                for text in json.loads(chunk)]
+
+
+@pytest.mark.parametrize("per", [1, 2, 3, 1000])
+def test_strings_added_in_chunks_read_back_by_their_numbers(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, per: int) -> None:
+    """The string table in chunks of `per` (the last one rewritten as strings are added
+    to it) reads back string by string; a chunk missing, cut short, or not an array of
+    strings makes no state."""
+    monkeypatch.setattr("desk.build.state.STRINGS_PER_CHUNK", per)
+    file = tmp_path / "s.sqlite"
+    state = a_state()
+    write_state(state, file)
+    for n in range(6, 9):  # three builds in turn, each adding a story and its strings
+        state = read_state(file)
+        added = record(n)
+        assert added.story is not None
+        state.inspected[added.story.path] = dataclasses.replace(
+            added, story=dataclasses.replace(added.story, summary=dataclasses.replace(
+                added.story.summary, newsroom=f"room-{n}", edition=f"2026-11-1{n}T0{n}")))
+        write_state(state, file)
+    read = read_state(file)
+    assert inspections(read) == inspections(state)
+    assert {r.story.summary.newsroom for r in read.inspected.values() if r.story} >= {
+        "room-6", "room-7", "room-8"}
+    for damage in ("missing", "short", "not strings"):
+        broken = tmp_path / f"{damage}.sqlite"
+        broken.write_bytes(file.read_bytes())
+        with contextlib.closing(sqlite3.connect(broken)) as db, db:
+            if damage == "missing":
+                db.execute("DELETE FROM strings WHERE n = 0")
+            elif damage == "short":
+                db.execute("UPDATE strings SET texts = '[]' WHERE n = 0")
+            else:
+                db.execute("UPDATE strings SET texts = '{}' WHERE n = 0")
+        assert read_state(broken) == SavedState()
 
 
 def test_the_strings_stories_share_are_kept_once_and_keep_their_numbers(tmp_path: Path

@@ -55,10 +55,13 @@ from desk.content.loader import ContentChanged, LoadedStory, StoredTexts, Summar
 from desk.urls import USUAL_FILES, plain_folder, plain_folders, relative_file, usual_count
 
 # 12: the strings stories share kept once (StringTable); 13: the URL history in lines;
-# 14: its lines in chunks, a row for each
-STATE_VERSION = 14
+# 14: its lines in chunks, a row for each; 15: the shared strings in chunks too
+STATE_VERSION = 15
 # Strings a table may gain past twice its size at the last whole write (StringTable).
 SPARE_STRINGS = 1024
+# Strings in a row of the state's string table, as a JSON array: read a row at a time,
+# 138,000 strings at 100,000 stories took four times as long.
+STRINGS_PER_CHUNK = 2000
 # Saved states of output folders kept at most (the oldest go first).
 MAX_SAVED = 20
 SUFFIX = ".sqlite"
@@ -109,7 +112,7 @@ CREATE TABLE inspected (path TEXT PRIMARY KEY, mtime INTEGER NOT NULL, size INTE
                         findings BLOB);
 CREATE TABLE units (id TEXT PRIMARY KEY, key TEXT NOT NULL, files BLOB NOT NULL,
                     json_digest TEXT NOT NULL);
-CREATE TABLE strings (id INTEGER PRIMARY KEY, text TEXT NOT NULL);
+CREATE TABLE strings (n INTEGER PRIMARY KEY, texts BLOB NOT NULL);
 CREATE TABLE history (n INTEGER PRIMARY KEY, lines TEXT NOT NULL);
 """
 
@@ -290,9 +293,13 @@ class StringTable:
             self.texts.append(text)
         return number
 
-    def unstored(self) -> list[tuple[int, str]]:
-        """The rows of the strings added since the table was read or last stored."""
-        return [(n, self.texts[n]) for n in range(self._stored, len(self.texts))]
+    def unstored(self) -> list[tuple[int, bytes]]:
+        """The rows of the chunks of strings (STRINGS_PER_CHUNK, in a JSON array each)
+        that hold strings added since the table was read or last stored: the last one
+        stored, rewritten, and those after it."""
+        per, texts = STRINGS_PER_CHUNK, self.texts
+        return [(n, orjson.dumps(texts[n * per:(n + 1) * per]))
+                for n in range(self._stored // per, -(-len(texts) // per))]
 
     def stored(self) -> None:
         """Say that the state's file now holds every string of the table."""
@@ -476,9 +483,8 @@ def _read_state(db: sqlite3.Connection, path: Path, spare: bool, records: bool =
     if meta.get("version") != STATE_VERSION:
         raise ValueError("another version")
     source = StateFile(db, path)
-    strings = StringTable([text for (text,) in db.execute(
-        "SELECT text FROM strings ORDER BY id")] if records else [],
-        _count_from_json(meta.get("strings_whole")))
+    strings = StringTable(_read_strings(db) if records else [],
+                          _count_from_json(meta.get("strings_whole")))
     text = strings.texts.__getitem__
     inspected = {row[0]: _file_record(row, source, text) for row in db.execute(
         "SELECT path, story, findings FROM inspected")} if records else {}
@@ -531,6 +537,20 @@ def _read_units(db: sqlite3.Connection, source: StateFile, shared: Mapping[str, 
             records = list(map(_unit_record, ids, keys, files, digests))
         units.update(zip(ids, records, strict=True))
     return units
+
+
+def _read_strings(db: sqlite3.Connection) -> list[str]:
+    """The string table, by number, from its chunks (see StringTable.unstored): each but
+    the last full, none missing (their count is checked with the table's own)."""
+    texts: list[str] = []
+    for n, chunk in db.execute("SELECT n, texts FROM strings ORDER BY n"):
+        if n * STRINGS_PER_CHUNK != len(texts):
+            raise ValueError("a chunk of strings missing, or one not full")
+        found = orjson.loads(chunk)
+        if type(found) is not list:
+            raise ValueError("not a chunk of strings")
+        texts += found
+    return texts
 
 
 def _history_chunks(db: sqlite3.Connection, meta: Mapping[str, Any]) -> list[str]:
@@ -843,7 +863,7 @@ def _write_whole(state: SavedState, path: Path, generation: str) -> StringTable:
 
 def _write_strings(db: sqlite3.Connection, strings: StringTable) -> None:
     """The rows of the strings added to the table since the file was read or written."""
-    db.executemany("INSERT INTO strings VALUES (?, ?)", strings.unstored())
+    db.executemany("INSERT OR REPLACE INTO strings VALUES (?, ?)", strings.unstored())
 
 
 def _write_inspected(db: sqlite3.Connection, records: dict[str, FileRecord],
