@@ -221,6 +221,8 @@ def test_an_inspection_read_back_reads_its_stat_and_blob_id_when_asked(
     read = read_state(file)
     assert not any(isinstance(r.held_stat, int) for r in read.inspected.values())
     assert inspections(read) == inspections(state)
+    # Read at once (past `single`), each is set in its record: held as before it was left.
+    assert all(isinstance(r.held_stat, int) for r in read.inspected.values()) == (single == 0)
     write_state(read, tmp_path / "t.sqlite")  # not the file it was read from: whole
     assert inspections(read_state(tmp_path / "t.sqlite")) == inspections(state)
 

@@ -233,9 +233,13 @@ class FileRecord:
         held = self.held_stat
         if not isinstance(held, StateFile):
             return held, self.held_blob
-        story = self.story
-        return held.file_stat(path, story.digest if story is not None else _findings_json(
-            self.findings))
+        return held.file_stat(path, _inspection_of(self))
+
+    def hold_stat(self, stat: Stat, blob: str) -> None:
+        """Hold the stat and blob id this record left in the state's file, once read
+        from it (as `placed` sets the origin: what the record says does not change)."""
+        object.__setattr__(self, "held_stat", stat)
+        object.__setattr__(self, "held_blob", blob)
 
     def restated(self, stat: Stat, blob: str) -> FileRecord:
         """The same inspection under a new stat and blob id (a fresh checkout's file)."""
@@ -488,6 +492,7 @@ def _read_state(db: sqlite3.Connection, path: Path, spare: bool, records: bool =
     text = strings.texts.__getitem__
     inspected = {row[0]: _file_record(row, source, text) for row in db.execute(
         "SELECT path, story, findings FROM inspected")} if records else {}
+    source.records = inspected
     # One string in memory for each story's URL path and id, which the units and the
     # URL history name again.
     stories = [record.story for record in inspected.values() if record.story is not None]
@@ -604,8 +609,10 @@ class StateFile:
         self._file = file
         self._pid = os.getpid()
         self._recent: dict[tuple[str, str], Texts] = {}
-        self._stats: dict[str, StatRow] | None = None
+        # The records read from this file, by path, whose stats it holds (see file_stat).
+        self.records: Mapping[str, FileRecord] = {}
         self._stats_asked = 0
+        self._all_stats = False
 
     def texts(self, path: str, digest: str) -> Texts:
         """The texts of the story file `path` inspected with bytes of this digest."""
@@ -625,23 +632,37 @@ class StateFile:
         """The stat and blob id of the file `path` in this file, when its row still holds
         the inspection read from it (`inspection`: its story's digest, else the JSON of
         its findings): the row's own, for the first few asked for (the files an hour
-        changed); then every row's, read at once and kept (a build that looks at every
-        file, a state written whole). Raises ContentChanged when the row is gone, or
-        holds another inspection (a build of the site rewrote the file this state was
-        read from: a preview starts from its site's)."""
-        query = "SELECT path, mtime, size, ino, blob, story, findings FROM inspected"
-        found: StatRow | None
-        if self._stats is None and self._stats_asked < self.SINGLE_STATS:
+        changed); past them, every row's at once, each set in the record read from it
+        (a build that looks at every file, a state written whole: they are then held as
+        they were before they were left here). Raises ContentChanged when the row is
+        gone, or holds another inspection (a build of the site rewrote the file this
+        state was read from: a preview starts from its site's)."""
+        if not self._all_stats and self._stats_asked < self.SINGLE_STATS:
             self._stats_asked += 1
-            row = self._row(query + " WHERE path = ?", path)
+            row = self._row(_STAT_QUERY + " WHERE path = ?", path)
             found = _stat_row(row) if row is not None else None
-        else:
-            if self._stats is None:
-                self._stats = {row[0]: _stat_row(row) for row in self._rows(query)}
-            found = self._stats.get(path)
-        if found is None or found[2] != inspection:
+            if found is None or found[2] != inspection:
+                raise ContentChanged(path)
+            return found[0], found[1]
+        if not self._all_stats:
+            self._give_stats()
+        record = self.records.get(path)
+        if (record is None or isinstance(record.held_stat, StateFile)
+                or _inspection_of(record) != inspection):
             raise ContentChanged(path)
-        return found[0], found[1]
+        return record.held_stat, record.held_blob
+
+    def _give_stats(self) -> None:
+        """Set every row's stat and blob id in the record read from it that still holds
+        the row's inspection and leaves them here."""
+        records = self.records
+        for row in self._each_row(_STAT_QUERY):
+            record = records.get(row[0])
+            if record is not None and record.held_stat is self:
+                stat, blob, inspection = _stat_row(row)
+                if _inspection_of(record) == inspection:
+                    record.hold_stat(stat, blob)
+        self._all_stats = True
 
     def json_digest(self, unit: str, key: str) -> str:
         """The index.json digest of a unit rendered under this key."""
@@ -655,23 +676,33 @@ class StateFile:
         return rows[0] if rows else None
 
     def _rows(self, query: str, *values: str) -> list[Any]:
+        return list(self._each_row(query, *values))
+
+    def _each_row(self, query: str, *values: str) -> Iterator[Any]:
         if self._pid != os.getpid():
             self._db, self._pid = _connect(self._file, readonly=True), os.getpid()
         try:
-            return self._db.execute(query, values).fetchall()
+            yield from self._db.execute(query, values)
         except sqlite3.Error:
-            return []
+            return
 
 
 # A sealed search bundle's name, as desk.search.bundles makes them: it names a site folder.
 _SEALED_NAME = re.compile(r"s-[0-9a-f]{16}")
 
 
-# A row's stat, blob id and what tells its inspection (StateFile.file_stat).
-StatRow = tuple[Stat, str, str | bytes | None]
+# What StateFile.file_stat reads of an inspection's row.
+_STAT_QUERY = "SELECT path, mtime, size, ino, blob, story, findings FROM inspected"
 
 
-def _stat_row(row: Any) -> StatRow:
+def _inspection_of(record: FileRecord) -> str | bytes | None:
+    """What tells an inspection (StateFile.file_stat): its story's digest, else the JSON
+    of its findings."""
+    story = record.story
+    return story.digest if story is not None else _findings_json(record.findings)
+
+
+def _stat_row(row: Any) -> tuple[Stat, str, str | bytes | None]:
     """A row's stat, blob id and what tells its inspection (see StateFile.file_stat): its
     story's digest, read where its record's JSON holds it, or its findings' JSON."""
     _, mtime, size, ino, blob, story, findings = row
