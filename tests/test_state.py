@@ -242,6 +242,10 @@ def test_an_inspection_read_back_reads_its_stat_and_blob_id_when_asked(
     assert cache.recall(gone, state.inspected[gone].stated(gone)[0]) is None
     mtime, size, ino = stat_values(state.inspected[other].stated(other)[0])
     assert cache.recall(other, packed_stat(mtime + 1, size, ino)) is None
+    # Written whole (into another file), those two are left out, to be inspected again.
+    paths = set(fresh.inspected)
+    write_state(fresh, tmp_path / "u.sqlite")
+    assert set(read_state(tmp_path / "u.sqlite").inspected) == paths - {gone, other}
 
 
 def test_the_digests_of_units_read_back_stay_in_the_file_until_asked(tmp_path: Path) -> None:

@@ -250,13 +250,12 @@ class InspectionCache:
         known = self._state.inspected.get(path)
         if known is None or stat is None:
             return None
-        try:
-            saved, blob = known.stated(path)
-        except ContentChanged:  # its row no longer in the state's file: looked at again
+        stated = known.stated_if_known(path)
+        if stated is None:  # its row no longer in the state's file: looked at again
             return None
-        if saved != stat:
+        if stated[0] != stat:
             # Touched but maybe not changed (a fresh checkout): git, else the bytes decide.
-            if self._git_holds(path, stat, known, (saved, blob)):
+            if self._git_holds(path, stat, known, stated):
                 return known.story, known.findings
             same = self._same_bytes(path, known)
             if same is None:

@@ -235,6 +235,13 @@ class FileRecord:
             return held, self.held_blob
         return held.file_stat(path, _inspection_of(self))
 
+    def stated_if_known(self, path: str) -> tuple[Stat, str] | None:
+        """`stated`, or None when no longer known: the file is to be looked at again."""
+        try:
+            return self.stated(path)
+        except ContentChanged:
+            return None
+
     def hold_stat(self, stat: Stat, blob: str) -> None:
         """Hold the stat and blob id this record left in the state's file, once read
         from it (as `placed` sets the origin: what the record says does not change)."""
@@ -672,11 +679,7 @@ class StateFile:
         return str(row[0])
 
     def _row(self, query: str, *values: str) -> Any:
-        rows = self._rows(query, *values)
-        return rows[0] if rows else None
-
-    def _rows(self, query: str, *values: str) -> list[Any]:
-        return list(self._each_row(query, *values))
+        return next(self._each_row(query, *values), None)
 
     def _each_row(self, query: str, *values: str) -> Iterator[Any]:
         if self._pid != os.getpid():
@@ -933,18 +936,19 @@ def _write_inspected(db: sqlite3.Connection, records: dict[str, FileRecord],
 
 def _file_row(path: str, record: FileRecord, lost: list[str], strings: StringTable
               ) -> tuple[Any, ...] | None:
-    """A record's row (None, its path added to `lost`, when its story's texts were left
-    in a state's file that another build has changed since: see StateFile)."""
+    """A record's row (None, its path added to `lost`, when its story's texts or its
+    stat were left in a state's file that another build has changed since: see
+    StateFile)."""
     story = texts = None
-    if record.story is not None:
-        try:
+    try:
+        stat, blob = record.stated(path)
+        if record.story is not None:
             story, texts = (orjson.dumps(part) for part in _story_to_json(record.story,
                                                                            strings))
-        except ContentChanged:
-            lost.append(path)
-            return None
+    except ContentChanged:
+        lost.append(path)
+        return None
     findings = _findings_json(record.findings)
-    stat, blob = record.stated(path)
     return (path, *stat_values(stat), blob, story, texts, findings)
 
 

@@ -152,9 +152,9 @@ def start_search(published: Sequence[LoadedStory], previous: Sealed,
         fresh_kept = ledger.reuse(unit_of(FRESH), fresh_key) is not None
         if not fresh_kept:
             runs.append(_Run(FRESH, layout.fresh, fresh_key))
-    # The layout's stale entries, not the 100,000 members, are held while the pages around
-    # the stories render. A bundle sealed by this build holds none.
-    indexing = Indexing(layout, layout.stale, runs, using, config, fresh_kept)
+    # The layout (its stale entries with it), not the 100,000 members, is held while the
+    # pages around the stories render. A bundle sealed by this build holds none.
+    indexing = Indexing(layout, runs, using, config, fresh_kept)
     if runs:
         try:
             indexing.launch(runs[0])
@@ -181,11 +181,10 @@ class Indexing:
     renders the pages around the stories (Pagefind on one core, desk on the other), the
     others when the build asks for the result."""
 
-    def __init__(self, layout: Layout, stale: dict[str, tuple[str, ...]], runs: list[_Run],
+    def __init__(self, layout: Layout, runs: list[_Run],
                  using: tuple[Ledger, SiteWriter, Pages], config: Config,
                  fresh_kept: bool = False) -> None:
         self._layout = layout
-        self._stale = stale
         self._runs = runs
         self._ledger, self._writer, self._pages = using
         self._config = config
@@ -222,7 +221,7 @@ class Indexing:
         done.fresh = done.fresh or self._fresh_kept
         self._pages.keep_copies(layout.fresh if done.fresh else ())
         self._writer.write([Output(urls.SEARCH_BUNDLES,
-                                   manifest(done, self._stale, self._config))])
+                                   manifest(done, layout.stale, self._config))])
         return done
 
     def cancel(self) -> None:

@@ -434,8 +434,10 @@ class DevServer:
         # stories as at ten.
         if self._recorder is not None and self._loaded is not None and not self._building:
             inspected = self._loaded.state.inspected
-            self._recorder.leave({path: record.stated(path)[0]
-                                  for path, record in inspected.items()},
+            # A stat no longer known (its row rewritten by the site's build) is None:
+            # the next preview then builds rather than serving what is here.
+            self._recorder.leave({path: stated[0] if (stated := record.stated_if_known(path))
+                                  else None for path, record in inspected.items()},
                                  site_id_of(self.state.folder))
         self._folder.close()
 
