@@ -42,8 +42,15 @@ def edit_history_rows(path: Path, change: Callable[[list[str]], list[Any]]) -> N
 
 
 def set_unit_keys(path: Path, key: str) -> int:
-    """Give every unit of a saved state the same key; the number of units."""
+    """Give every unit of a saved state the same key, where its digest is read (the
+    units table) and where its record is (the unit log); the number of units."""
     with _opened(path) as db:
+        rows = db.execute("SELECT n, ids, odd FROM unit_log").fetchall()
+        for n, ids, odd in rows:
+            others = {unit: [key, *record[1:]] for unit, record in json.loads(odd).items()}
+            db.execute("UPDATE unit_log SET keys = ?, odd = ? WHERE n = ?",
+                       ("\n".join(key for _ in ids.split("\n")) if ids else "",
+                        json.dumps(others).encode(), n))
         return db.execute("UPDATE units SET key = ?", (key,)).rowcount
 
 

@@ -281,11 +281,16 @@ def test_a_damaged_state_is_no_state(tmp_path: Path) -> None:
                     whole[:100] + bytes(200) + whole[300:]):
         file.write_bytes(damaged)
         assert read_state(file) == SavedState()
-    file.write_bytes(whole)
-    with sqlite3.connect(file) as db:  # a row lost, the count kept
-        db.execute("DELETE FROM units WHERE id = '/feed/'")
-    db.close()
-    assert read_state(file) == SavedState()
+    # A unit's row lost, or the unit log's rows, the count kept; a unit cut from a row's
+    # ids, or from those with other files; a count of usual files that is none.
+    for damage in ("DELETE FROM units WHERE id = '/feed/'", "DELETE FROM unit_log",
+                   "UPDATE unit_log SET ids = substr(ids, instr(ids, char(10)) + 1)",
+                   "UPDATE unit_log SET odd = '{}'",
+                   "UPDATE unit_log SET usual = X'0B' || substr(usual, 2)"):
+        file.write_bytes(whole)
+        with contextlib.closing(sqlite3.connect(file)) as db, db:
+            assert db.execute(damage).rowcount > 0
+        assert read_state(file) == SavedState()
     assert read_state(tmp_path / "none.sqlite") == SavedState()
     # A story's newsroom not a number of the string table, or one past its end; a
     # string's row lost, the count kept.
@@ -412,17 +417,17 @@ def test_a_state_naming_a_unit_outside_the_site_is_no_state(tmp_path: Path) -> N
     file = tmp_path / "s.sqlite"
     for bad in ("/stories/../../", "/a/./", "//", "/a\\b/", "stories/x/", "/x"):
         write_state(a_state(), file)
-        with sqlite3.connect(file) as db:  # a folder of usual files
-            db.execute("UPDATE units SET id = ? WHERE id = '/stories/2026-11-10/story-1/'",
-                       (bad,))
-        db.close()
+        with contextlib.closing(sqlite3.connect(file)) as db, db:  # a folder of usual files
+            assert db.execute("UPDATE unit_log SET ids = replace(ids, ?, ?)",
+                              ("/stories/2026-11-10/story-1/", bad)).rowcount == 1
         assert read_state(file) == SavedState(), bad
     for name in ("../up.xml", "a/../../up.xml", "a\\b.xml"):
         write_state(a_state(), file)
-        with sqlite3.connect(file) as db:  # a unit's listed files
-            db.execute("UPDATE units SET files = ? WHERE id = '/feed/'",
-                       (json.dumps(["feed.xml", name]).encode(),))
-        db.close()
+        with contextlib.closing(sqlite3.connect(file)) as db, db:  # a unit's listed files
+            (odd,) = db.execute("SELECT odd FROM unit_log").fetchone()
+            units = json.loads(odd)
+            units["/feed/"][1] = ["feed.xml", name]
+            db.execute("UPDATE unit_log SET odd = ?", (json.dumps(units).encode(),))
         assert read_state(file) == SavedState(), name
 
 
@@ -642,10 +647,11 @@ def test_a_string_table_outgrowing_its_last_whole_write_is_written_whole(tmp_pat
 
 def test_units_read_in_batches_are_the_units_written(tmp_path: Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    """The reader makes the records of a batch of units at once (state._read_units):
-    whatever a batch holds (usual files in plain folders, other files, a safe folder the
-    quick test does not pass), the units read are the ones written, in their order, each
-    a record that cannot change. (A folder outside the site: see the test above.)"""
+    """The reader makes the records of a row of the unit log at once
+    (state._read_unit_log): whatever a row holds (usual files in plain folders, other
+    files, a safe folder the quick test does not pass), the units read are the ones
+    written, in their order (in each row, those with their usual files first), each a
+    record that cannot change. (A folder outside the site: see the test above.)"""
     import desk.build.state as state_module
 
     monkeypatch.setattr(state_module, "_UNIT_BATCH", 3)
@@ -659,9 +665,11 @@ def test_units_read_in_batches_are_the_units_written(tmp_path: Path,
     state.advance(state.site_id, units, state.loose, "s-2")
     write_state(state, tmp_path / "s.sqlite")
     read = read_state(tmp_path / "s.sqlite")
-    assert list(read.units) == list(units)
+    rows = [list(units)[start:start + 3] for start in range(0, len(units), 3)]
+    assert list(read.units) == [unit for row in rows for unit in sorted(
+        row, key=lambda unit: not read.units[unit].usual)]
     assert read.units == units
-    assert [r.usual for r in read.units.values()] == [3] * 6 + [0, 0, 2, 0]
+    assert [read.units[unit].usual for unit in units] == [3] * 6 + [0, 0, 2, 0]
     with pytest.raises(AttributeError):
         read.units["/feed/"].key = "other"  # type: ignore[misc]
     assert read.units["/feed/"] != UnitRecord("other", ("feed.xml",))
@@ -715,3 +723,41 @@ def test_a_story_holding_every_kind_of_value_reads_back_as_inspected(tmp_path: P
     assert summary.modified_at == datetime(2026, 11, 15, 7, 30, tzinfo=UTC)
     assert summary.modified_at.utcoffset() is not None and summary.corrections
     assert summary.images and summary.related_urls and summary.agent == "scout"
+
+
+def test_the_unit_log_grows_by_each_difference_and_is_written_whole_past_its_limits(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each difference adds a row to the unit log (units rendered again, added, dropped,
+    and one dropped then added back), read back as the units written; past LOG_ROWS
+    rows, or once its rows name an eighth as many units as the state has, the log is
+    written whole (state._write_unit_log)."""
+    import desk.build.state as state_module
+
+    monkeypatch.setattr(state_module, "LOG_ROWS", 3)
+    file = tmp_path / "s.sqlite"
+    state = a_state()
+    state.advance(state.site_id, {**state.units, **dict(unit(n) for n in range(6, 200))},
+                  state.loose, "s-1")
+    write_state(state, file)
+    logs = []
+    for turn in range(12):
+        state = read_state(file)
+        units = dict(state.units)
+        for n in (turn, 50 + turn):  # rendered again
+            units.pop(unit(n)[0])
+            units.update([unit(n, key=f"t{turn}-")])
+        units.pop(unit(90 + turn % 5)[0], None)  # dropped, or back after a turn
+        units.update([unit(90 + (turn - 1) % 5)])
+        if turn == 5:  # past an eighth of the state's 201 units named since the whole write
+            units.update(unit(n, key="five-") for n in range(20, 42))
+        state.advance(state.site_id, units, state.loose, f"s-{turn}")
+        write_state(state, file)
+        read = read_state(file)
+        assert read.units == units and read.units[unit(turn)[0]].key == f"t{turn}-{turn}"
+        assert read.stored is not None
+        logs.append((read.stored.log.rows, read.stored.log.named))
+    # Each turn names 4 units: 2 rendered again, 1 dropped, 1 added.
+    assert logs == [(1, 4), (2, 8), (3, 12), (0, 0), (1, 4), (0, 0), (1, 4), (2, 8),
+                    (3, 12), (0, 0), (1, 4), (2, 8)]
+    with contextlib.closing(sqlite3.connect(file)) as db:  # one whole, two added
+        assert db.execute("SELECT count(*) FROM unit_log").fetchone() == (3,)

@@ -13,10 +13,12 @@ What it holds (see desk.build.cache for how builds use it):
 - the strings many stories share (newsrooms, editions, beats, agents, the URLs of
   related links), each once, named in the stories' records by number (StringTable).
 
-The file is an SQLite database, one row per inspected file, per unit, per shared
-string and per chunk of the URL history's lines. Read row by row, it never holds the
-whole archive twice in memory (a JSON document is parsed whole before a record can be
-made of it), and the stories' texts stay in it until a page shows them, as do the
+The file is an SQLite database, one row per inspected file, per unit (where its
+index.json digest is read), per chunk of shared strings and of the URL history's lines,
+and the unit log's rows (batches of units' records, which the units are read from).
+Read row by row, it never holds the whole archive twice in memory (a JSON document is
+parsed whole before a record can be made of it), and the stories' texts stay in it
+until a page shows them, as do the
 units' index.json digests until a list shows them (StateFile): an hourly build holds
 little more than what orders and keys them.
 Written as the difference from what was read: an hourly build rewrites the rows of the
@@ -55,8 +57,9 @@ from desk.content.loader import ContentChanged, LoadedStory, StoredTexts, Summar
 from desk.urls import USUAL_FILES, plain_folder, plain_folders, relative_file, usual_count
 
 # 12: the strings stories share kept once (StringTable); 13: the URL history in lines;
-# 14: its lines in chunks, a row for each; 15: the shared strings in chunks too
-STATE_VERSION = 15
+# 14: its lines in chunks, a row for each; 15: the shared strings in chunks too; 16: the
+# units read from a log of their records in batches (_read_unit_log)
+STATE_VERSION = 16
 # Strings a table may gain past twice its size at the last whole write (StringTable).
 SPARE_STRINGS = 1024
 # Strings in a row of the state's string table, as a JSON array: read a row at a time,
@@ -112,6 +115,8 @@ CREATE TABLE inspected (path TEXT PRIMARY KEY, mtime INTEGER NOT NULL, size INTE
                         findings BLOB);
 CREATE TABLE units (id TEXT PRIMARY KEY, key TEXT NOT NULL, files BLOB NOT NULL,
                     json_digest TEXT NOT NULL);
+CREATE TABLE unit_log (n INTEGER PRIMARY KEY, ids TEXT NOT NULL, keys TEXT NOT NULL,
+                       usual BLOB NOT NULL, odd BLOB NOT NULL, dropped BLOB NOT NULL);
 CREATE TABLE strings (n INTEGER PRIMARY KEY, texts BLOB NOT NULL);
 CREATE TABLE history (n INTEGER PRIMARY KEY, lines TEXT NOT NULL);
 """
@@ -329,6 +334,16 @@ class Stored:
     units: Mapping[str, UnitRecord]
     strings: StringTable = field(default_factory=lambda: StringTable([]))
     history: UrlHistory | None = None
+    log: UnitLog = field(default_factory=lambda: UnitLog(0, 0))
+
+
+@dataclass(frozen=True)
+class UnitLog:
+    """How far the unit log (see _write_unit_log) has grown past its last whole write:
+    the rows added since and the units they name."""
+
+    rows: int
+    named: int
 
 
 @dataclass(frozen=True)
@@ -505,9 +520,11 @@ def _read_state(db: sqlite3.Connection, path: Path, spare: bool, records: bool =
     stories = [record.story for record in inspected.values() if record.story is not None]
     known = {story.url_path: story.url_path for story in stories}
     shared = {**known, **{story.summary.id: story.summary.id for story in stories}}
-    units = _read_units(db, source, shared) if records else {}
+    units = _read_unit_log(db, source, shared) if records else {}
     if records and [len(inspected), len(units), len(strings.texts)] != meta["counts"]:
         raise ValueError("rows are missing")  # a file cut short
+    if records and db.execute("SELECT count(*) FROM units").fetchone()[0] != len(units):
+        raise ValueError("units' rows are missing")  # where their digests are read
     history = meta["history"]
     state = SavedState(site_id=str(meta["site_id"]), units=units,
                        loose=_files_from_json("/", meta["loose"]),
@@ -519,36 +536,55 @@ def _read_state(db: sqlite3.Connection, path: Path, spare: bool, records: bool =
                        media=dict(meta.get("media") or {}),
                        site_parts=_parts_from_json(meta.get("site_parts")),
                        **_keyed_from_json(meta.get("keyed_under")))
-    state.stored = Stored(path, str(meta["generation"]), units, strings, state.history)
+    state.stored = Stored(path, str(meta["generation"]), units, strings, state.history,
+                          UnitLog(*meta["unit_log"]))
     return state
 
 
-def _read_units(db: sqlite3.Connection, source: StateFile, shared: Mapping[str, str]
-                ) -> dict[str, UnitRecord]:
-    """Every unit's record, in the file's order, a batch of rows at a time, its index.json
-    digest left in the file (see StateFile); a unit named by a string of `shared`, that
-    one. Most units have their usual files in a plain folder: those records are made in
-    C, the folders of a batch checked at once (at 100,000 stories, a Python call for each
-    of 155,000 units was a quarter of a second of an hourly build). A unit with other
-    files, or a batch with a folder that fails the quick test, is made row by row."""
+def _read_unit_log(db: sqlite3.Connection, source: StateFile, shared: Mapping[str, str]
+                   ) -> dict[str, UnitRecord]:
+    """Every unit's record, from the unit log (see _write_unit_log): its rows in order,
+    each dropping units and setting others, their index.json digests left in the file
+    (see StateFile); a unit named by a string of `shared`, that one. A row's units with
+    their usual files are read as columns, not a row each: at 100,000 stories, the
+    units table's 155,000 rows took 0.25 s to read, most of it SQLite's own."""
     units: dict[str, UnitRecord] = {}
-    cursor = db.execute("SELECT id, key, files, json_digest = '' FROM units")
-    held = (source, "")  # by json_digest = '': left in the file, or none
-    while rows := cursor.fetchmany(_UNIT_BATCH):
-        named, keys, files, no_digest = zip(*rows, strict=True)
-        ids = tuple(map(shared.get, named, named))
-        digests = tuple(map(held.__getitem__, no_digest))
-        counts = tuple(map(_USUAL_JSON.get, files))
-        records = list(map(_NEW_TUPLE, repeat(UnitRecord),
-                           zip(keys, digests, counts, ids, strict=True)))
-        odd = [i for i, count in enumerate(counts) if count is None] if None in counts else []
-        for i in odd:
-            records[i] = _unit_record(ids[i], keys[i], files[i], digests[i])
-        if not plain_folders(ids if not odd else [
-                unit for unit, count in zip(ids, counts, strict=True) if count is not None]):
-            records = list(map(_unit_record, ids, keys, files, digests))
-        units.update(zip(ids, records, strict=True))
+    held = (source, "")  # by whether the digest is empty: left in the file, or none
+    for ids, keys, usual, odd, dropped in db.execute(
+            "SELECT ids, keys, usual, odd, dropped FROM unit_log ORDER BY n"):
+        for unit in orjson.loads(dropped):
+            del units[unit]
+        if usual:
+            _read_columns(units, (ids.split("\n"), keys.split("\n"), usual), held, shared)
+        for unit, (key, files, empty) in orjson.loads(odd).items():
+            unit = shared.get(unit, unit)
+            units[unit] = _unit_record(unit, key, files, held[empty])
     return units
+
+
+def _read_columns(units: dict[str, UnitRecord], columns: tuple[list[str], list[str], bytes],
+                  held: tuple[StateFile, str], shared: Mapping[str, str]) -> None:
+    """Set the records of a log row's units with their usual files (see _log_row): made
+    in C when their folders pass the quick test, else one by one."""
+    named, keys, usual = columns
+    if not len(named) == len(keys) == len(usual):
+        raise ValueError("a row of the unit log cut short")
+    ids = list(map(shared.get, named, named))
+    counts = list(usual.translate(_LOGGED_COUNT))
+    digests = list(map(held.__getitem__, usual.translate(_LOGGED_EMPTY)))
+    if plain_folders(ids) and _USUAL_COUNTS.issuperset(counts):
+        records = list(map(_NEW_TUPLE, repeat(UnitRecord), zip(keys, digests, counts, ids,
+                                                                strict=True)))
+    else:
+        records = list(map(UnitRecord.of, ids, keys, counts, digests))
+    units.update(zip(ids, records, strict=True))
+
+
+# A logged unit's byte: the count of its usual files, 4 more when its digest is empty; a
+# byte past 7 is no count (0).
+_LOGGED_COUNT = bytes(byte & 3 if byte < 8 else 0 for byte in range(256))
+_LOGGED_EMPTY = bytes(byte >> 2 & 1 for byte in range(256))
+_USUAL_COUNTS = frozenset(USUAL_FILES)
 
 
 def _read_strings(db: sqlite3.Connection) -> list[str]:
@@ -573,9 +609,11 @@ def _history_chunks(db: sqlite3.Connection, meta: Mapping[str, Any]) -> list[str
     return chunks
 
 
-# Rows of units read at once: large enough that a batch's calls cost little, small
-# enough that its rows are not held beside an archive's records.
+# Units in a row of the unit log written whole: large enough that a row's calls cost
+# little, small enough that its columns are not held beside an archive's records.
 _UNIT_BATCH = 8192
+# Rows the unit log gains past its last whole write, at most (see _write_unit_log).
+LOG_ROWS = 64
 
 
 def _count_from_json(data: Any) -> int | None:
@@ -786,11 +824,10 @@ def write_state(state: SavedState, path: Path) -> None:
     is the one this state was read from or last written to, else whole. Keep at most
     MAX_SAVED states in its folder."""
     generation = secrets.token_hex(8)
-    strings = _write_difference(state, path, generation)
-    if strings is None:
-        strings = _write_whole(state, path, generation)
+    written = _write_difference(state, path, generation)
+    strings, log = written if written is not None else _write_whole(state, path, generation)
     strings.stored()
-    state.stored = Stored(path, generation, state.units, strings, state.history)
+    state.stored = Stored(path, generation, state.units, strings, state.history, log)
     for record in state.inspected.values():  # all in the file as they are now
         if record.origin != STORED:
             record.placed(STORED)
@@ -846,10 +883,11 @@ def _texts_left(record: FileRecord) -> bool:
     return record.story is not None and not isinstance(record.story.summary.held_texts, Texts)
 
 
-def _write_difference(state: SavedState, path: Path, generation: str) -> StringTable | None:
+def _write_difference(state: SavedState, path: Path, generation: str
+                      ) -> tuple[StringTable, UnitLog] | None:
     """The state written as its difference from the file's (None when it cannot be: the
     file is not the one this state was read from or last written to), with the string
-    table the file now holds."""
+    table and the unit log the file now holds."""
     stored = state.stored
     if stored is None or stored.file != path or not path.is_file():
         return None
@@ -865,15 +903,16 @@ def _write_difference(state: SavedState, path: Path, generation: str) -> StringT
                 db.rollback()
                 return None
             _write_inspected(db, state.inspected, strings, difference.inspected)
-            _write_units(db, state.units, stored.units, difference)
+            log = _write_units(db, state.units, stored, difference)
             _write_strings(db, strings)
             _write_meta(db, state, generation, strings, difference)
     except (sqlite3.Error, OSError):
         return None
-    return strings
+    return strings, log
 
 
-def _write_whole(state: SavedState, path: Path, generation: str) -> StringTable:
+def _write_whole(state: SavedState, path: Path, generation: str
+                 ) -> tuple[StringTable, UnitLog]:
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(path.name + ".tmp")
     temporary.unlink(missing_ok=True)
@@ -887,12 +926,12 @@ def _write_whole(state: SavedState, path: Path, generation: str) -> StringTable:
                 db.execute(statement)
         strings = StringTable([])
         _write_inspected(db, state.inspected, strings)
-        _write_units(db, state.units, {})
+        log = _write_units(db, state.units, None)
         _write_strings(db, strings)
         strings.whole = len(strings.texts)
         _write_meta(db, state, generation, strings)
     os.replace(temporary, path)
-    return strings
+    return strings, log
 
 
 def _write_strings(db: sqlite3.Connection, strings: StringTable) -> None:
@@ -953,18 +992,72 @@ def _file_row(path: str, record: FileRecord, lost: list[str], strings: StringTab
 
 
 def _write_units(db: sqlite3.Connection, units: Mapping[str, UnitRecord],
-                 before: Mapping[str, UnitRecord], difference: Difference | None = None
-                 ) -> None:
-    """The rows of the units that changed (`difference`: what was read of the state's
-    file before the write began, with the units replaced since)."""
+                 stored: Stored | None, difference: Difference | None = None) -> UnitLog:
+    """The rows of the units that changed since the file was read or written (`stored`:
+    what it held then, None for a new file; `difference`: what was read of it before
+    the write began, with the units replaced since), and the unit log's."""
+    before = stored.units if stored is not None else {}
     left = difference.digests if difference is not None else {}
     replaced = difference.replaced if difference is not None else _replaced(units, before)
+    written = [k for k in replaced if not _same_record(before.get(k), units[k])]
     db.executemany("INSERT OR REPLACE INTO units VALUES (?, ?, ?, ?)",
                    ((k, u.key, orjson.dumps(_files_to_json(k, u)), _digest_of(k, u, left))
-                    for k in replaced if not _same_record(before.get(k), u := units[k])))
-    db.executemany("DELETE FROM units WHERE id = ?",
-                   [(k,) for k in (difference.dropped if difference is not None else before)
-                    if k not in units])
+                    for k in written for u in [units[k]]))
+    dropped = [k for k in (difference.dropped if difference is not None else before)
+               if k not in units]
+    db.executemany("DELETE FROM units WHERE id = ?", [(k,) for k in dropped])
+    return _write_unit_log(db, units, (written, dropped), stored.log if stored else None)
+
+
+def _write_unit_log(db: sqlite3.Connection, units: Mapping[str, UnitRecord],
+                    change: tuple[list[str], list[str]], past: UnitLog | None) -> UnitLog:
+    """The unit log: what the reader makes the units of (_read_unit_log), in rows of
+    batches of units, each naming the units it drops and the records of those it sets
+    (the units table, a row for each, is what a digest left in the file is read from).
+    A difference adds a row of the units it wrote and dropped (`change`) to the log the
+    file holds (`past`); past LOG_ROWS rows, or an eighth of the units named, the log is
+    written whole, as it is into a new file (`past` None)."""
+    written, dropped = change
+    if past is not None and (past.rows < LOG_ROWS
+                             and 8 * (past.named + len(written) + len(dropped)) <= len(units)):
+        if not written and not dropped:
+            return past
+        db.execute(_LOG_INSERT, _log_row(units, written, dropped))
+        log = UnitLog(past.rows + 1, past.named + len(written) + len(dropped))
+    else:
+        db.execute("DELETE FROM unit_log")
+        ids = list(units)
+        db.executemany(_LOG_INSERT, (_log_row(units, ids[start:start + _UNIT_BATCH], [])
+                                     for start in range(0, len(ids), _UNIT_BATCH)))
+        log = UnitLog(0, 0)
+    _put_meta(db, "unit_log", [log.rows, log.named])
+    return log
+
+
+_LOG_INSERT = "INSERT INTO unit_log (ids, keys, usual, odd, dropped) VALUES (?, ?, ?, ?, ?)"
+
+
+def _log_row(units: Mapping[str, UnitRecord], ids: Sequence[str], dropped: Sequence[str]
+             ) -> tuple[str, str, bytes, bytes, bytes]:
+    """A row of the unit log: the units dropped, then these units' records. Those with
+    their usual files in their folder as columns (ids and keys a line each, a byte of
+    count and whether the digest is empty: see _LOGGED_COUNT); any other in JSON."""
+    named: list[str] = []
+    keys: list[str] = []
+    usual = bytearray()
+    odd: dict[str, list[Any]] = {}
+    for unit in ids:
+        record = units[unit]
+        files = _files_to_json(unit, record)
+        empty = record.held_digest == ""  # a digest left in a file is never empty
+        if isinstance(files, int) and "\n" not in unit + record.key:
+            named.append(unit)
+            keys.append(record.key)
+            usual.append(files | empty << 2)
+        else:
+            odd[unit] = [record.key, files, empty]
+    return "\n".join(named), "\n".join(keys), bytes(usual), orjson.dumps(odd), orjson.dumps(
+        list(dropped))
 
 
 def _digest_of(unit: str, record: UnitRecord, left: Mapping[str, str]) -> str:
