@@ -36,6 +36,7 @@ from desk.build.state import (
     packed_stat,
     read_state,
     stat_values,
+    unvouched,
     write_state,
 )
 from desk.build.writer import SiteRecord, spare_path
@@ -136,11 +137,11 @@ def test_the_difference_from_the_state_read_is_what_is_written(tmp_path: Path) -
 def test_a_state_written_again_rewrites_only_what_changed_since(tmp_path: Path) -> None:
     """As desk serve writes one state after every save: what a write put in the file is
     not written again by the next (each row is marked, and a row written again loses
-    its mark)."""
+    its mark: findings none of them has, which read as none)."""
     file, state = tmp_path / "s.sqlite", a_state()
     write_state(state, file)  # whole: every record was new
     with sqlite3.connect(file) as db:
-        db.execute("UPDATE inspected SET findings = 'marked'")
+        db.execute("UPDATE inspected SET findings = '[]'")
     db.close()
     path = "content/stories/story-2.json"
     state.inspected[path] = state.inspected[path].restated(packed_stat(9, 9, 9), "c" * 40)
@@ -148,7 +149,7 @@ def test_a_state_written_again_rewrites_only_what_changed_since(tmp_path: Path) 
     write_state(state, file)
     with sqlite3.connect(file) as db:
         unmarked = {p for p, f in db.execute("SELECT path, findings FROM inspected")
-                    if f != "marked"}
+                    if f != "[]"}
     db.close()
     # The restated record is updated in place (its stat and blob id only).
     assert unmarked == {"content/stories/story-7.json"}
@@ -282,8 +283,12 @@ def test_a_damaged_state_is_no_state(tmp_path: Path) -> None:
         file.write_bytes(damaged)
         assert read_state(file) == SavedState()
     # A unit's row lost, or the unit log's rows, the count kept; a unit cut from a row's
-    # ids, or from those with other files; a count of usual files that is none.
+    # ids, or from those with other files; a count of usual files that is none. An
+    # inspection's row lost, or the record log's; an inspection with no story cut from
+    # its row.
     for damage in ("DELETE FROM units WHERE id = '/feed/'", "DELETE FROM unit_log",
+                   "DELETE FROM inspected WHERE path = 'content/stories/broken.json'",
+                   "DELETE FROM record_log", "UPDATE record_log SET others = '[]'",
                    "UPDATE unit_log SET ids = substr(ids, instr(ids, char(10)) + 1)",
                    "UPDATE unit_log SET odd = '{}'",
                    "UPDATE unit_log SET usual = X'0B' || substr(usual, 2)"):
@@ -293,16 +298,17 @@ def test_a_damaged_state_is_no_state(tmp_path: Path) -> None:
         assert read_state(file) == SavedState()
     assert read_state(tmp_path / "none.sqlite") == SavedState()
     # A story's newsroom not a number of the string table, or one past its end; a
-    # string's row lost, the count kept.
-    for damage in ("newsroom", "number", "string"):
+    # string's row lost, the count kept; a story's id cut from its row of the record log.
+    for damage in ("newsroom", "number", "string", "id"):
         write_state(a_state(), file)
         with contextlib.closing(sqlite3.connect(file)) as db, db:
-            row = db.execute("SELECT path, story FROM inspected WHERE story IS NOT NULL"
-                             ).fetchone()
-            held = json.loads(row[1])
-            held[3] = {"newsroom": "ai", "number": 10_000}.get(damage, held[3])
-            db.execute("UPDATE inspected SET story = ? WHERE path = ?",
-                       (json.dumps(held), row[0]))
+            (stories,) = db.execute("SELECT stories FROM record_log").fetchone()
+            columns = json.loads(stories)  # paths, findings, then the records' values
+            newsrooms = columns[2 + 3]
+            newsrooms[0] = {"newsroom": "ai", "number": 10_000}.get(damage, newsrooms[0])
+            if damage == "id":
+                del columns[2 + 2][-1]
+            db.execute("UPDATE record_log SET stories = ?", (json.dumps(columns),))
             if damage == "string":
                 (chunk,) = db.execute("SELECT texts FROM strings ORDER BY n DESC").fetchone()
                 db.execute("UPDATE strings SET texts = ? WHERE n = (SELECT max(n) FROM strings)",
@@ -755,9 +761,64 @@ def test_the_unit_log_grows_by_each_difference_and_is_written_whole_past_its_lim
         read = read_state(file)
         assert read.units == units and read.units[unit(turn)[0]].key == f"t{turn}-{turn}"
         assert read.stored is not None
-        logs.append((read.stored.log.rows, read.stored.log.named))
+        logs.append((read.stored.logs[0].rows, read.stored.logs[0].named))
     # Each turn names 4 units: 2 rendered again, 1 dropped, 1 added.
     assert logs == [(1, 4), (2, 8), (3, 12), (0, 0), (1, 4), (0, 0), (1, 4), (2, 8),
                     (3, 12), (0, 0), (1, 4), (2, 8)]
     with contextlib.closing(sqlite3.connect(file)) as db:  # one whole, two added
         assert db.execute("SELECT count(*) FROM unit_log").fetchone() == (3,)
+
+
+def test_the_record_log_grows_by_each_difference_and_is_written_whole_past_its_limits(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each difference adds a row to the record log (a story inspected again, one
+    added, one dropped; or files restated, their stats only), read back as the
+    inspections written (an inspection with findings and no story among them), and
+    compared with a survey by the last row that names each file (state.unvouched); past
+    LOG_ROWS rows, or an eighth of the inspections named, the log is written whole
+    (state._write_record_log), in rows of _RECORD_BATCH."""
+    import desk.build.state as state_module
+
+    monkeypatch.setattr(state_module, "LOG_ROWS", 3)
+    monkeypatch.setattr(state_module, "_RECORD_BATCH", 16)
+    file = tmp_path / "s.sqlite"
+
+    def path(n: int) -> str:
+        return f"content/stories/story-{n}.json"
+
+    state = a_state()
+    state.inspected.update({path(n): record(n) for n in range(6, 120)})
+    write_state(state, file)
+    logs = []
+    for turn in range(8):
+        state = read_state(file)
+        if turn == 2:  # only restated
+            for n in range(5):
+                stat, blob = state.inspected[path(n)].stated(path(n))
+                state.inspected[path(n)] = state.inspected[path(n)].restated(stat + 1, blob)
+        else:
+            state.inspected[path(10 + turn)] = record(10 + turn, stat=2 + turn)
+            state.inspected[path(100 + turn)] = record(100 + turn)
+            del state.inspected[path(40 + turn)]
+        if turn == 1:  # past an eighth of the 121 inspections named since the whole write
+            state.inspected.update({path(n): record(n, stat=9) for n in range(20, 33)})
+        write_state(state, file)
+        read = read_state(file)
+        assert same(read, state)
+        assert read.stored is not None
+        logs.append((read.stored.logs[1].rows, read.stored.logs[1].named))
+        # Surveyed as saved: every file vouched for, but one changed since, one restated
+        # before (if its stat is the one it had) and one dropped.
+        stats: dict[str, int | None] = {p: r.stated(p)[0] for p, r in read.inspected.items()}
+        stats[path(1)] = packed_stat(5, 5, 5)
+        stats[path(3)] = packed_stat(1, 103, 10)  # record(3)'s, restated at the third turn
+        for n in (40, 43):  # their stats as recorded, dropped at the first and fourth turns
+            stats[path(n)] = packed_stat(1, 100 + n, 7 + n)
+        told = unvouched(file, stats, None)
+        assert told is not None and told[1] == {path(1), path(40)} | (
+            {path(3)} if turn >= 2 else set()) | ({path(43)} if turn >= 3 else set())
+    # Each turn names 3 inspections (1 inspected again, 1 added, 1 dropped); the third
+    # 5 restated.
+    assert logs == [(1, 3), (0, 0), (1, 5), (2, 8), (3, 11), (0, 0), (1, 3), (2, 6)]
+    with contextlib.closing(sqlite3.connect(file)) as db:  # 121 in rows of 16, two added
+        assert db.execute("SELECT count(*) FROM record_log").fetchone() == (10,)

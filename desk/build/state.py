@@ -13,14 +13,16 @@ What it holds (see desk.build.cache for how builds use it):
 - the strings many stories share (newsrooms, editions, beats, agents, the URLs of
   related links), each once, named in the stories' records by number (StringTable).
 
-The file is an SQLite database, one row per inspected file, per unit (where its
-index.json digest is read), per chunk of shared strings and of the URL history's lines,
-and the unit log's rows (batches of units' records, which the units are read from).
-Read row by row, it never holds the whole archive twice in memory (a JSON document is
-parsed whole before a record can be made of it), and the stories' texts stay in it
-until a page shows them, as do the
-units' index.json digests until a list shows them (StateFile): an hourly build holds
-little more than what orders and keys them.
+The file is an SQLite database: a row per inspected file (where its stat and its
+story's texts are read) and per unit (where its index.json digest is read), a row per
+chunk of shared strings and of the URL history's lines, and the rows of two logs that
+the inspections' and the units' records are read from, each a batch of records, a
+difference adding a row of its own (see _write_record_log).
+Read a row (or a batch) at a time, it never holds the whole archive twice in memory (a
+JSON document is parsed whole before a record can be made of it), and the stories'
+texts stay in it until a page shows them, as do the units' index.json digests until a
+list shows them (StateFile): an hourly build holds little more than what orders and
+keys them.
 Written as the difference from what was read: an hourly build rewrites the rows of the
 stories it touched (and, after a fresh checkout, the stat of each file git does not
 vouch for), not the archive. A generation token guards the difference: when the file
@@ -33,6 +35,7 @@ counts differ from the ones it records, is no state at all: the build starts afr
 from __future__ import annotations
 
 import contextlib
+import operator
 import os
 import re
 import secrets
@@ -41,7 +44,7 @@ import sqlite3
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from itertools import repeat
+from itertools import compress, repeat
 from operator import itemgetter
 from pathlib import Path
 from typing import Any
@@ -58,8 +61,9 @@ from desk.urls import USUAL_FILES, plain_folder, plain_folders, relative_file, u
 
 # 12: the strings stories share kept once (StringTable); 13: the URL history in lines;
 # 14: its lines in chunks, a row for each; 15: the shared strings in chunks too; 16: the
-# units read from a log of their records in batches (_read_unit_log)
-STATE_VERSION = 16
+# units read from a log of their records in batches (_read_unit_log); 17: the
+# inspections too (_read_record_log)
+STATE_VERSION = 17
 # Strings a table may gain past twice its size at the last whole write (StringTable).
 SPARE_STRINGS = 1024
 # Strings in a row of the state's string table, as a JSON array: read a row at a time,
@@ -117,6 +121,8 @@ CREATE TABLE units (id TEXT PRIMARY KEY, key TEXT NOT NULL, files BLOB NOT NULL,
                     json_digest TEXT NOT NULL);
 CREATE TABLE unit_log (n INTEGER PRIMARY KEY, ids TEXT NOT NULL, keys TEXT NOT NULL,
                        usual BLOB NOT NULL, odd BLOB NOT NULL, dropped BLOB NOT NULL);
+CREATE TABLE record_log (n INTEGER PRIMARY KEY, dropped BLOB NOT NULL, stories BLOB NOT NULL,
+                         others BLOB NOT NULL, stats BLOB NOT NULL);
 CREATE TABLE strings (n INTEGER PRIMARY KEY, texts BLOB NOT NULL);
 CREATE TABLE history (n INTEGER PRIMARY KEY, lines TEXT NOT NULL);
 """
@@ -334,16 +340,27 @@ class Stored:
     units: Mapping[str, UnitRecord]
     strings: StringTable = field(default_factory=lambda: StringTable([]))
     history: UrlHistory | None = None
-    log: UnitLog = field(default_factory=lambda: UnitLog(0, 0))
+    # How far the unit log and the record log have grown since written whole.
+    logs: tuple[LogGrowth, LogGrowth] = field(
+        default_factory=lambda: (LogGrowth(0, 0), LogGrowth(0, 0)))
 
 
 @dataclass(frozen=True)
-class UnitLog:
-    """How far the unit log (see _write_unit_log) has grown past its last whole write:
-    the rows added since and the units they name."""
+class LogGrowth:
+    """How far a log of the state's file (the unit log: _write_unit_log; the record log:
+    _write_record_log) has grown past its last whole write: the rows added since, and
+    the units or inspections they name."""
 
     rows: int
     named: int
+
+    def after(self, named: int, whole: int) -> LogGrowth | None:
+        """The growth once a row naming `named` more is added to a log of `whole` in
+        all; None when the log is to be written whole instead: past LOG_ROWS rows, or
+        once its rows name an eighth of the whole (the reader would make as many records
+        again)."""
+        grown = LogGrowth(self.rows + 1, self.named + named)
+        return grown if grown.rows <= LOG_ROWS and 8 * grown.named <= whole else None
 
 
 @dataclass(frozen=True)
@@ -479,26 +496,66 @@ def unvouched(path: Path, stats: Mapping[str, Stat | None], clean: Mapping[str, 
     asked), those whose inspection the state saved in `path` does not hold good by their
     stat or git's word (see git_may_vouch), with the generation of the state that says so;
     None when it cannot be read. What a forked survey tells the build, which then looks
-    at those files only: read from the file's rows, never made into records."""
+    at those files only: read from the record log's stats (see _record_log_row), never
+    made into records, the last row first, so that a file is told by the last row that
+    names it (the rows a difference added: the log's growth; the ones before name each
+    file once)."""
     left = dict.fromkeys(stats)
     try:
         with contextlib.closing(_connect(path, readonly=True)) as db:
-            meta = dict(db.execute("SELECT name, value FROM meta "
-                                   "WHERE name IN ('version', 'generation')"))
-            if orjson.loads(meta["version"]) != STATE_VERSION:
+            meta = {name: orjson.loads(value) for name, value in db.execute(
+                "SELECT name, value FROM meta "
+                "WHERE name IN ('version', 'generation', 'record_log')")}
+            if meta["version"] != STATE_VERSION:
                 return None
-            for name, mtime, size, ino, blob, story in db.execute(
-                    "SELECT path, mtime, size, ino, blob, story IS NOT NULL FROM inspected"):
-                stat = stats.get(name)
-                if stat is None:
-                    continue
-                saved = packed_stat(int(mtime), int(size), int(ino))
-                if saved == stat or clean is not None and clean.get(name) == blob and (
-                        git_may_vouch(saved, str(blob), bool(story), stat)):
+            added = LogGrowth(*meta["record_log"]).rows
+            told: set[str] = set()  # by a row added since the whole write
+            for n, (dropped, columns) in enumerate(db.execute(
+                    "SELECT dropped, stats FROM record_log ORDER BY n DESC")):
+                names = _stats_vouched(orjson.loads(columns), told, stats, clean)
+                for name in names.vouched:
                     del left[name]
-            return str(orjson.loads(meta["generation"])), frozenset(left)
+                if n < added:
+                    told.update(names.named, orjson.loads(dropped))
+            return str(meta["generation"]), frozenset(left)
     except (sqlite3.Error, OSError, ValueError, KeyError, TypeError):
         return None
+
+
+@dataclass(frozen=True)
+class _Told:
+    named: list[str]  # the files a row of the record log names
+    vouched: list[str]  # those of them surveyed whose inspection holds good
+
+
+def _stats_vouched(columns: list[list[Any]], told: Collection[str],
+                   stats: Mapping[str, Stat | None], clean: Mapping[str, str] | None
+                   ) -> _Told:
+    """Of a row of the record log's stats (paths, mtimes, sizes, inodes, blob ids and
+    whether each holds a story: see _record_log_row), the files not `told` by a later
+    row that were surveyed and whose inspection holds good by their stat or by git's
+    word, as git_may_vouch tells it: told by maps over the columns (at 100,000 stories,
+    a Python call for each file was a quarter of a second of a fresh runner's survey)."""
+    if not columns:
+        return _Told([], [])
+    if len(columns) != 6 or len(set(map(len, columns))) != 1:
+        raise ValueError("a row of the record log's stats cut short")
+    named = columns[0]
+    if told:
+        kept = [name not in told for name in named]
+        columns = [list(compress(column, kept)) for column in columns]
+    names, mtimes, sizes, inos, blobs, stories = columns
+    now = list(map(stats.get, names))
+    saved = list(map(packed_stat, map(int, mtimes), map(int, sizes), map(int, inos)))
+    same = map(operator.eq, saved, now)
+    if clean is None:
+        return _Told(named, list(compress(names, same)))
+    by_git = map(clean.get, names)
+    return _Told(named, [
+        name for name, stat, kept_stat, story, blob, git_blob, size in zip(
+            names, now, same, stories, blobs, by_git, sizes, strict=True)
+        if stat is not None and (kept_stat or story and blob and git_blob == blob
+                                 and (stat >> 64) & _FIELD == int(size) & _FIELD)])
 
 
 def _read_state(db: sqlite3.Connection, path: Path, spare: bool, records: bool = True
@@ -512,8 +569,7 @@ def _read_state(db: sqlite3.Connection, path: Path, spare: bool, records: bool =
     strings = StringTable(_read_strings(db) if records else [],
                           _count_from_json(meta.get("strings_whole")))
     text = strings.texts.__getitem__
-    inspected = {row[0]: _file_record(row, source, text) for row in db.execute(
-        "SELECT path, story, findings FROM inspected")} if records else {}
+    inspected = _read_record_log(db, source, text) if records else {}
     source.records = inspected
     # One string in memory for each story's URL path and id, which the units and the
     # URL history name again.
@@ -523,8 +579,11 @@ def _read_state(db: sqlite3.Connection, path: Path, spare: bool, records: bool =
     units = _read_unit_log(db, source, shared) if records else {}
     if records and [len(inspected), len(units), len(strings.texts)] != meta["counts"]:
         raise ValueError("rows are missing")  # a file cut short
-    if records and db.execute("SELECT count(*) FROM units").fetchone()[0] != len(units):
-        raise ValueError("units' rows are missing")  # where their digests are read
+    # The tables where a digest, a story's texts or a file's stat left in the file are
+    # read hold a row for each unit and inspection the logs hold.
+    if records and [db.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+                    for table in ("inspected", "units")] != [len(inspected), len(units)]:
+        raise ValueError("rows are missing")
     history = meta["history"]
     state = SavedState(site_id=str(meta["site_id"]), units=units,
                        loose=_files_from_json("/", meta["loose"]),
@@ -537,7 +596,7 @@ def _read_state(db: sqlite3.Connection, path: Path, spare: bool, records: bool =
                        site_parts=_parts_from_json(meta.get("site_parts")),
                        **_keyed_from_json(meta.get("keyed_under")))
     state.stored = Stored(path, str(meta["generation"]), units, strings, state.history,
-                          UnitLog(*meta["unit_log"]))
+                          (LogGrowth(*meta["unit_log"]), LogGrowth(*meta["record_log"])))
     return state
 
 
@@ -624,13 +683,61 @@ def _count_from_json(data: Any) -> int | None:
     return data
 
 
-def _file_record(row: Any, texts: StateFile, text: Callable[[int], str]) -> FileRecord:
-    path, story, findings = row
-    return _FILE_RECORD(texts,
-                        None if story is None else _story_from_json(path, orjson.loads(story),
-                                                                     texts, text),
-                        () if findings is None else
-                        tuple(Finding(*f) for f in orjson.loads(findings)), "", STORED)
+def _read_record_log(db: sqlite3.Connection, source: StateFile, text: Callable[[int], str]
+                     ) -> dict[str, FileRecord]:
+    """Every inspection's record, from the record log (see _write_record_log): its rows
+    in order, each dropping inspections and setting others, their stats and their
+    stories' texts left in the file (see StateFile). A row's stories are read as
+    columns, their records made in C but for a call of each record's maker: at 100,000
+    stories, the inspected table's rows, a JSON array each, took a third longer."""
+    records: dict[str, FileRecord] = {}
+    for dropped, stories, others in db.execute(
+            "SELECT dropped, stories, others FROM record_log ORDER BY n"):
+        for path in orjson.loads(dropped):
+            del records[path]
+        columns = orjson.loads(stories)
+        if columns:
+            records.update(_stories_from_columns(columns, source, text))
+        for path, findings in orjson.loads(others):
+            records[path] = _FILE_RECORD(source, None, _findings_from_json(findings), "",
+                                         STORED)
+    return records
+
+
+def _stories_from_columns(columns: list[list[Any]], source: StateFile,
+                          text: Callable[[int], str]) -> Iterator[tuple[str, FileRecord]]:
+    """The records of a record log row's stories, by path, from its columns: the paths,
+    the findings and each value of a story's record (see _story_to_json), in order.
+    Their shared strings taken from the state's table (`text`: a string by its number;
+    one string in memory for each, however many stories name it)."""
+    if len(columns) != 17 or len(set(map(len, columns))) != 1:
+        raise ValueError("a row of the record log cut short")
+    (paths, findings, digests, url_paths, ids, newsrooms, titles, editions, published,
+     modified, trusts, links, related, beats, agents, corrections, images) = columns
+    # A number past the table's end, or not a number, is an IndexError or a TypeError,
+    # which makes the state no state at all; a number changed within the table reads
+    # another of its strings, as a changed string reads another string (the file's
+    # structure and counts are checked, not each value).
+    published_at = list(map(datetime.fromisoformat, published))
+    # Most stories were never modified: one value in memory for both.
+    modified_at = [at if when == told else datetime.fromisoformat(when)
+                   for at, when, told in zip(published_at, modified, published, strict=True)]
+    summaries = map(_SUMMARY, ids, map(text, newsrooms), map(text, titles), map(text, editions),
+                    published_at, modified_at, map(text, trusts), links,
+                    [tuple(map(text, urls)) if urls else () for urls in related],
+                    map(text, beats), map(text, agents),
+                    [tuple((datetime.fromisoformat(at), said) for at, said in made) if made
+                     else () for made in corrections],
+                    map(_STORED_TEXTS, repeat(source), paths, digests), map(tuple, images))
+    stories = map(_LOADED_STORY, paths, summaries, digests, url_paths, repeat(False),
+                  repeat(""))
+    found = [() if f is None else _findings_from_json(f) for f in findings]  # most: none
+    return zip(paths, map(_FILE_RECORD, repeat(source), stories, found, repeat(""),
+                          repeat(STORED)), strict=True)
+
+
+def _findings_from_json(data: Any) -> tuple[Finding, ...]:
+    return () if data is None else tuple(Finding(*f) for f in data)
 
 
 class StateFile:
@@ -825,9 +932,9 @@ def write_state(state: SavedState, path: Path) -> None:
     MAX_SAVED states in its folder."""
     generation = secrets.token_hex(8)
     written = _write_difference(state, path, generation)
-    strings, log = written if written is not None else _write_whole(state, path, generation)
+    strings, logs = written if written is not None else _write_whole(state, path, generation)
     strings.stored()
-    state.stored = Stored(path, generation, state.units, strings, state.history, log)
+    state.stored = Stored(path, generation, state.units, strings, state.history, logs)
     for record in state.inspected.values():  # all in the file as they are now
         if record.origin != STORED:
             record.placed(STORED)
@@ -884,10 +991,10 @@ def _texts_left(record: FileRecord) -> bool:
 
 
 def _write_difference(state: SavedState, path: Path, generation: str
-                      ) -> tuple[StringTable, UnitLog] | None:
+                      ) -> tuple[StringTable, tuple[LogGrowth, LogGrowth]] | None:
     """The state written as its difference from the file's (None when it cannot be: the
     file is not the one this state was read from or last written to), with the string
-    table and the unit log the file now holds."""
+    table the file now holds and how far its logs have grown."""
     stored = state.stored
     if stored is None or stored.file != path or not path.is_file():
         return None
@@ -902,17 +1009,18 @@ def _write_difference(state: SavedState, path: Path, generation: str
             if row is None or orjson.loads(row[0]) != stored.generation:
                 db.rollback()
                 return None
-            _write_inspected(db, state.inspected, strings, difference.inspected)
-            log = _write_units(db, state.units, stored, difference)
+            change = _write_inspected(db, state.inspected, strings, difference.inspected)
+            logs = (_write_units(db, state.units, stored, difference),
+                    _write_record_log(db, change, stored.logs[1], len(state.inspected)))
             _write_strings(db, strings)
             _write_meta(db, state, generation, strings, difference)
     except (sqlite3.Error, OSError):
         return None
-    return strings, log
+    return strings, logs
 
 
 def _write_whole(state: SavedState, path: Path, generation: str
-                 ) -> tuple[StringTable, UnitLog]:
+                 ) -> tuple[StringTable, tuple[LogGrowth, LogGrowth]]:
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(path.name + ".tmp")
     temporary.unlink(missing_ok=True)
@@ -926,12 +1034,13 @@ def _write_whole(state: SavedState, path: Path, generation: str
                 db.execute(statement)
         strings = StringTable([])
         _write_inspected(db, state.inspected, strings)
-        log = _write_units(db, state.units, None)
+        logs = (_write_units(db, state.units, None),
+                _write_record_log(db, None, None, len(state.inspected)))
         _write_strings(db, strings)
         strings.whole = len(strings.texts)
         _write_meta(db, state, generation, strings)
     os.replace(temporary, path)
-    return strings, log
+    return strings, logs
 
 
 def _write_strings(db: sqlite3.Connection, strings: StringTable) -> None:
@@ -941,36 +1050,113 @@ def _write_strings(db: sqlite3.Connection, strings: StringTable) -> None:
 
 def _write_inspected(db: sqlite3.Connection, records: dict[str, FileRecord],
                      strings: StringTable, made: list[tuple[Any, ...]] | None = None
-                     ) -> None:
+                     ) -> InspectedChange:
     """The rows of the inspections: every one into a new file (`made` None), else what
     changed since the file was read or written (`made`: the rows of the new inspections
-    whose texts were left in the file, made before the write began)."""
+    whose texts were left in the file, made before the write began), with what was
+    (none told for a new file)."""
     # Rows are made as they are written: a whole archive's at once would be its size again.
     whole = made is None
+    restated: list[tuple[Any, ...]] = []
     if made is not None:
+        restated = [(path, *stat_values(stat), blob, record.story is not None)
+                    for path, record in records.items() if record.origin == RESTATED
+                    for stat, blob in [record.stated(path)]]
         db.executemany("UPDATE inspected SET mtime = ?, size = ?, ino = ?, blob = ? "
-                       "WHERE path = ?", ((*stat_values(stat), blob, path)
-                                          for path, record in records.items()
-                                          if record.origin == RESTATED
-                                          for stat, blob in [record.stated(path)]))
+                       "WHERE path = ?", [(*row[1:5], row[0]) for row in restated])
         db.executemany("INSERT OR REPLACE INTO inspected VALUES (?, ?, ?, ?, ?, ?, ?, ?)", made)
     lost: list[str] = []
+    rows = (row for path, record in records.items()
+            if (whole or (record.origin == NEW and not _texts_left(record)))
+            and (row := _file_row(path, record, lost, strings)) is not None)
+    written = [*made, *rows] if made is not None else []  # a difference's are few
     db.executemany("INSERT OR REPLACE INTO inspected VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                   (row for path, record in records.items()
-                    if (whole or (record.origin == NEW and not _texts_left(record)))
-                    and (row := _file_row(path, record, lost, strings)) is not None))
+                   rows if whole else written[len(made or ()):])
     for path in lost:  # an inspection is a cache: the file is inspected again next time
         del records[path]
     if whole:
-        return
+        return InspectedChange([], [], [])
     # Every record has its row by now (the others were read from the file): as many rows
     # as records means none to delete, told without a pass over the archive's paths
     # (0.07 s at 100,000 stories). Else the file's list, not one held beside the records.
-    (rows,) = db.execute("SELECT count(*) FROM inspected").fetchone()
-    if rows != len(records):
-        db.executemany("DELETE FROM inspected WHERE path = ?",
-                       [row for row in db.execute("SELECT path FROM inspected")
-                        if row[0] not in records])
+    (count,) = db.execute("SELECT count(*) FROM inspected").fetchone()
+    dropped = [] if count == len(records) else [
+        path for (path,) in db.execute("SELECT path FROM inspected") if path not in records]
+    db.executemany("DELETE FROM inspected WHERE path = ?", [(path,) for path in dropped])
+    return InspectedChange(written, restated, dropped)
+
+
+@dataclass(frozen=True)
+class InspectedChange:
+    """What a difference did to the inspected table (see _write_inspected): the rows it
+    wrote (as the table holds them), those whose stat it changed (path, mtime, size,
+    inode, blob id and whether it holds a story) and the paths it dropped."""
+
+    written: list[tuple[Any, ...]]
+    restated: list[tuple[Any, ...]]
+    dropped: list[str]
+
+
+def _write_record_log(db: sqlite3.Connection, change: InspectedChange | None,
+                      past: LogGrowth | None, whole: int) -> LogGrowth:
+    """The record log: what the reader makes the inspections' records of
+    (_read_record_log), in rows of batches of inspections, each naming the paths it
+    drops and the records of those it sets, and their stats and blob ids apart (what
+    a survey compares with the files: see unvouched); the inspected table, a row for
+    each, is where a stat or a story's texts left in the file are read. A difference
+    adds a row of the rows it wrote, the stats it changed and the paths it dropped
+    (`change`) to the log the file holds (`past`), unless the log is to be written whole
+    (see LogGrowth.after); written whole from the inspected table's rows, as into a new
+    file (`past` None)."""
+    if change is not None and past is not None:
+        named = len(change.written) + len(change.restated) + len(change.dropped)
+        if not named:
+            return past
+        grown = past.after(named, whole)
+        if grown is not None:
+            db.execute(_RECORD_LOG_INSERT, _record_log_row(
+                [(row[0], row[5], row[7], *row[1:5]) for row in change.written],
+                change.dropped, change.restated))
+            _put_meta(db, "record_log", [grown.rows, grown.named])
+            return grown
+    db.execute("DELETE FROM record_log")
+    cursor = db.execute("SELECT path, story, findings, mtime, size, ino, blob FROM inspected")
+    while batch := cursor.fetchmany(_RECORD_BATCH):
+        db.execute(_RECORD_LOG_INSERT, _record_log_row(batch, []))
+    _put_meta(db, "record_log", [0, 0])
+    return LogGrowth(0, 0)
+
+
+_RECORD_LOG_INSERT = ("INSERT INTO record_log (dropped, stories, others, stats) "
+                      "VALUES (?, ?, ?, ?)")
+# Inspections in a row of the record log written whole (as _UNIT_BATCH).
+_RECORD_BATCH = 4096
+
+
+def _record_log_row(rows: Sequence[tuple[Any, ...]], dropped: Sequence[str],
+                    restated: Sequence[tuple[Any, ...]] = ()) -> tuple[bytes, ...]:
+    """A row of the record log: the paths dropped before it; of inspected rows (path,
+    story, findings, mtime, size, inode, blob id, as the inspected table holds them),
+    the stories' records as columns (see _stories_from_columns), any other inspection's
+    path and findings; and the stats of both, with those of `restated` (path, mtime,
+    size, inode, blob id, whether it holds a story), as columns (see _stats_vouched)."""
+    paths: list[str] = []
+    findings: list[Any] = []
+    helds: list[list[Any]] = []
+    others: list[list[Any]] = []
+    stats: list[tuple[Any, ...]] = list(restated)
+    for path, story, found, mtime, size, ino, blob in rows:
+        findings_json = None if found is None else orjson.loads(found)
+        stats.append((path, mtime, size, ino, blob, story is not None))
+        if story is None:
+            others.append([path, findings_json])
+        else:
+            paths.append(path)
+            findings.append(findings_json)
+            helds.append(orjson.loads(story))
+    columns = [paths, findings, *map(list, zip(*helds, strict=True))] if paths else []
+    return (orjson.dumps(list(dropped)), orjson.dumps(columns), orjson.dumps(others),
+            orjson.dumps([list(column) for column in zip(*stats, strict=True)]))
 
 
 def _file_row(path: str, record: FileRecord, lost: list[str], strings: StringTable
@@ -992,7 +1178,7 @@ def _file_row(path: str, record: FileRecord, lost: list[str], strings: StringTab
 
 
 def _write_units(db: sqlite3.Connection, units: Mapping[str, UnitRecord],
-                 stored: Stored | None, difference: Difference | None = None) -> UnitLog:
+                 stored: Stored | None, difference: Difference | None = None) -> LogGrowth:
     """The rows of the units that changed since the file was read or written (`stored`:
     what it held then, None for a new file; `difference`: what was read of it before
     the write began, with the units replaced since), and the unit log's."""
@@ -1006,32 +1192,32 @@ def _write_units(db: sqlite3.Connection, units: Mapping[str, UnitRecord],
     dropped = [k for k in (difference.dropped if difference is not None else before)
                if k not in units]
     db.executemany("DELETE FROM units WHERE id = ?", [(k,) for k in dropped])
-    return _write_unit_log(db, units, (written, dropped), stored.log if stored else None)
+    return _write_unit_log(db, units, (written, dropped), stored.logs[0] if stored else None)
 
 
 def _write_unit_log(db: sqlite3.Connection, units: Mapping[str, UnitRecord],
-                    change: tuple[list[str], list[str]], past: UnitLog | None) -> UnitLog:
+                    change: tuple[list[str], list[str]], past: LogGrowth | None) -> LogGrowth:
     """The unit log: what the reader makes the units of (_read_unit_log), in rows of
     batches of units, each naming the units it drops and the records of those it sets
     (the units table, a row for each, is what a digest left in the file is read from).
     A difference adds a row of the units it wrote and dropped (`change`) to the log the
-    file holds (`past`); past LOG_ROWS rows, or an eighth of the units named, the log is
-    written whole, as it is into a new file (`past` None)."""
+    file holds (`past`), unless the log is to be written whole (see LogGrowth.after), as
+    it is into a new file (`past` None)."""
     written, dropped = change
-    if past is not None and (past.rows < LOG_ROWS
-                             and 8 * (past.named + len(written) + len(dropped)) <= len(units)):
+    if past is not None:
         if not written and not dropped:
             return past
-        db.execute(_LOG_INSERT, _log_row(units, written, dropped))
-        log = UnitLog(past.rows + 1, past.named + len(written) + len(dropped))
-    else:
-        db.execute("DELETE FROM unit_log")
-        ids = list(units)
-        db.executemany(_LOG_INSERT, (_log_row(units, ids[start:start + _UNIT_BATCH], [])
-                                     for start in range(0, len(ids), _UNIT_BATCH)))
-        log = UnitLog(0, 0)
-    _put_meta(db, "unit_log", [log.rows, log.named])
-    return log
+        grown = past.after(len(written) + len(dropped), len(units))
+        if grown is not None:
+            db.execute(_LOG_INSERT, _log_row(units, written, dropped))
+            _put_meta(db, "unit_log", [grown.rows, grown.named])
+            return grown
+    db.execute("DELETE FROM unit_log")
+    ids = list(units)
+    db.executemany(_LOG_INSERT, (_log_row(units, ids[start:start + _UNIT_BATCH], [])
+                                 for start in range(0, len(ids), _UNIT_BATCH)))
+    _put_meta(db, "unit_log", [0, 0])
+    return LogGrowth(0, 0)
 
 
 _LOG_INSERT = "INSERT INTO unit_log (ids, keys, usual, odd, dropped) VALUES (?, ?, ?, ?, ?)"
@@ -1253,31 +1439,6 @@ def _shared_strings(summary: Summary) -> tuple[str, ...]:
     """What a story's record names by number in the state's string table."""
     return (summary.newsroom, summary.newsroom_title, summary.edition, summary.trust,
             summary.beat, summary.agent, *summary.related_urls)
-
-
-def _story_from_json(path: str, held: Any, texts: StateFile, text: Callable[[int], str]
-                     ) -> LoadedStory:
-    """A story's record, its texts left in the state's file and its shared strings taken
-    from the state's table (`text`: a string by its number; one string in memory for
-    each, however many stories name it: at 100,000 stories linking to four, 400,000
-    strings for the links alone were 60 MB)."""
-    # Each field named rather than in a loop, as this runs for every story on every
-    # build. A number past the table's end, or not a number, is an IndexError or a
-    # TypeError, which makes the state no state at all; a number changed within the
-    # table reads another of its strings, as a changed string reads another string
-    # (the file's structure and counts are checked, not each value).
-    digest, url_path, story_id, newsroom, title, edition, published, modified = held[:8]
-    published_at = datetime.fromisoformat(published)
-    # Most stories were never modified: one value in memory for both.
-    modified_at = published_at if modified == published else datetime.fromisoformat(modified)
-    related = tuple(map(text, held[10])) if held[10] else ()
-    corrections = (tuple((datetime.fromisoformat(at), said) for at, said in held[13])
-                   if held[13] else ())
-    summary = _SUMMARY(story_id, text(newsroom), text(title), text(edition),
-                       published_at, modified_at, text(held[8]), held[9], related,
-                       text(held[11]), text(held[12]), corrections,
-                       _STORED_TEXTS(texts, path, digest), tuple(held[14]))
-    return _LOADED_STORY(path, summary, digest, url_path, False, "")
 
 
 # Made for every story on every build: each with its slots set directly (desk.build.slots).

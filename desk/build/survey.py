@@ -12,9 +12,10 @@ reads the state, so both go on at once on two cores. Where forking is not safe, 
 listing is started early all the same and the rest is done when the inspection asks.
 
 Given the saved state's file, the forked survey also compares each file's stat (and git's
-word) with the inspection saved for it, on its own core, from the file's rows: the build
-then looks only at the files it names, and recalls the others' inspections without a
-look (as desk serve does for the files its watcher did not see change).
+word) with the inspection saved for it, on its own core, from the stats the state's
+record log holds (desk.build.state.unvouched): the build then looks only at the files it
+names, and recalls the others' inspections without a look (as desk serve does for the
+files its watcher did not see change).
 
 A survey is as of the build's start: a file saved while the state is read is inspected
 under the older stat, so the next build reads it again, as for any file saved while a
