@@ -41,7 +41,7 @@ import re
 import secrets
 import shutil
 import sqlite3
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence, Sized
 from dataclasses import dataclass, field
 from datetime import datetime
 from itertools import compress, repeat
@@ -538,8 +538,7 @@ def _stats_vouched(columns: list[list[Any]], told: Collection[str],
     a Python call for each file was a quarter of a second of a fresh runner's survey)."""
     if not columns:
         return _Told([], [])
-    if len(columns) != 6 or len(set(map(len, columns))) != 1:
-        raise ValueError("a row of the record log's stats cut short")
+    _check_columns(columns, 6, "the record log's stats")
     named = columns[0]
     if told:
         kept = [name not in told for name in named]
@@ -551,6 +550,8 @@ def _stats_vouched(columns: list[list[Any]], told: Collection[str],
     if clean is None:
         return _Told(named, list(compress(names, same)))
     by_git = map(clean.get, names)
+    # git_may_vouch written out (a story, a blob id, the sizes of stat_size equal): a
+    # call for each of 100,000 files was a tenth of the comparison.
     return _Told(named, [
         name for name, stat, kept_stat, story, blob, git_blob, size in zip(
             names, now, same, stories, blobs, by_git, sizes, strict=True)
@@ -625,9 +626,8 @@ def _read_columns(units: dict[str, UnitRecord], columns: tuple[list[str], list[s
                   held: tuple[StateFile, str], shared: Mapping[str, str]) -> None:
     """Set the records of a log row's units with their usual files (see _log_row): made
     in C when their folders pass the quick test, else one by one."""
+    _check_columns(columns, 3, "the unit log")
     named, keys, usual = columns
-    if not len(named) == len(keys) == len(usual):
-        raise ValueError("a row of the unit log cut short")
     ids = list(map(shared.get, named, named))
     counts = list(usual.translate(_LOGGED_COUNT))
     digests = list(map(held.__getitem__, usual.translate(_LOGGED_EMPTY)))
@@ -637,6 +637,12 @@ def _read_columns(units: dict[str, UnitRecord], columns: tuple[list[str], list[s
     else:
         records = list(map(UnitRecord.of, ids, keys, counts, digests))
     units.update(zip(ids, records, strict=True))
+
+
+def _check_columns(columns: Sequence[Sized], count: int, log: str) -> None:
+    """Raise ValueError unless a log's row holds `count` columns, all of one length."""
+    if len(columns) != count or len(set(map(len, columns))) > 1:
+        raise ValueError(f"a row of {log} cut short")
 
 
 # A logged unit's byte: the count of its usual files, 4 more when its digest is empty; a
@@ -710,8 +716,7 @@ def _stories_from_columns(columns: list[list[Any]], source: StateFile,
     the findings and each value of a story's record (see _story_to_json), in order.
     Their shared strings taken from the state's table (`text`: a string by its number;
     one string in memory for each, however many stories name it)."""
-    if len(columns) != 17 or len(set(map(len, columns))) != 1:
-        raise ValueError("a row of the record log cut short")
+    _check_columns(columns, 17, "the record log")
     (paths, findings, digests, url_paths, ids, newsrooms, titles, editions, published,
      modified, trusts, links, related, beats, agents, corrections, images) = columns
     # A number past the table's end, or not a number, is an IndexError or a TypeError,
@@ -1033,9 +1038,9 @@ def _write_whole(state: SavedState, path: Path, generation: str
             if statement.strip():
                 db.execute(statement)
         strings = StringTable([])
-        _write_inspected(db, state.inspected, strings)
+        change = _write_inspected(db, state.inspected, strings)
         logs = (_write_units(db, state.units, None),
-                _write_record_log(db, None, None, len(state.inspected)))
+                _write_record_log(db, change, None, len(state.inspected)))
         _write_strings(db, strings)
         strings.whole = len(strings.texts)
         _write_meta(db, state, generation, strings)
@@ -1097,7 +1102,7 @@ class InspectedChange:
     dropped: list[str]
 
 
-def _write_record_log(db: sqlite3.Connection, change: InspectedChange | None,
+def _write_record_log(db: sqlite3.Connection, change: InspectedChange,
                       past: LogGrowth | None, whole: int) -> LogGrowth:
     """The record log: what the reader makes the inspections' records of
     (_read_record_log), in rows of batches of inspections, each naming the paths it
@@ -1108,27 +1113,52 @@ def _write_record_log(db: sqlite3.Connection, change: InspectedChange | None,
     (`change`) to the log the file holds (`past`), unless the log is to be written whole
     (see LogGrowth.after); written whole from the inspected table's rows, as into a new
     file (`past` None)."""
-    if change is not None and past is not None:
-        named = len(change.written) + len(change.restated) + len(change.dropped)
+    named = len(change.written) + len(change.restated) + len(change.dropped)
+    grown = _add_to_log(db, _RECORD_LOG, past, (named, whole), lambda: _record_log_row(
+        [(row[0], row[5], row[7], *row[1:5]) for row in change.written], change.dropped,
+        change.restated))
+    if grown is not None:
+        return grown
+    cursor = db.execute("SELECT path, story, findings, mtime, size, ino, blob FROM inspected")
+    while batch := cursor.fetchmany(_RECORD_BATCH):
+        db.execute(_RECORD_LOG.insert, _record_log_row(batch, []))
+    return LogGrowth(0, 0)
+
+
+@dataclass(frozen=True)
+class _Log:
+    """One of the logs of the state's file: its table (and its growth's meta value), and
+    the statement that adds a row to it."""
+
+    table: str
+    insert: str
+
+
+_UNIT_LOG = _Log("unit_log",
+                 "INSERT INTO unit_log (ids, keys, usual, odd, dropped) VALUES (?, ?, ?, ?, ?)")
+_RECORD_LOG = _Log("record_log", "INSERT INTO record_log (dropped, stories, others, stats) "
+                                 "VALUES (?, ?, ?, ?)")
+
+
+def _add_to_log(db: sqlite3.Connection, log: _Log, past: LogGrowth | None,
+                counts: tuple[int, int], row: Callable[[], tuple[Any, ...]]) -> LogGrowth | None:
+    """Add a row to a log the file holds (`past`: how far it has grown; None: a new file,
+    or one to be written whole), made by `row()`, naming `counts[0]` records of
+    `counts[1]` in all: how far the log has grown then (as it was, when the row names
+    none). None when the log is to be written whole instead (see LogGrowth.after): its
+    rows are deleted for the caller to write it."""
+    named, whole = counts
+    if past is not None:
         if not named:
             return past
         grown = past.after(named, whole)
         if grown is not None:
-            db.execute(_RECORD_LOG_INSERT, _record_log_row(
-                [(row[0], row[5], row[7], *row[1:5]) for row in change.written],
-                change.dropped, change.restated))
-            _put_meta(db, "record_log", [grown.rows, grown.named])
+            db.execute(log.insert, row())
+            _put_meta(db, log.table, [grown.rows, grown.named])
             return grown
-    db.execute("DELETE FROM record_log")
-    cursor = db.execute("SELECT path, story, findings, mtime, size, ino, blob FROM inspected")
-    while batch := cursor.fetchmany(_RECORD_BATCH):
-        db.execute(_RECORD_LOG_INSERT, _record_log_row(batch, []))
-    _put_meta(db, "record_log", [0, 0])
-    return LogGrowth(0, 0)
-
-
-_RECORD_LOG_INSERT = ("INSERT INTO record_log (dropped, stories, others, stats) "
-                      "VALUES (?, ?, ?, ?)")
+    db.execute(f"DELETE FROM {log.table}")  # noqa: S608 - one of two names above
+    _put_meta(db, log.table, [0, 0])
+    return None
 # Inspections in a row of the record log written whole (as _UNIT_BATCH).
 _RECORD_BATCH = 4096
 
@@ -1204,23 +1234,14 @@ def _write_unit_log(db: sqlite3.Connection, units: Mapping[str, UnitRecord],
     file holds (`past`), unless the log is to be written whole (see LogGrowth.after), as
     it is into a new file (`past` None)."""
     written, dropped = change
-    if past is not None:
-        if not written and not dropped:
-            return past
-        grown = past.after(len(written) + len(dropped), len(units))
-        if grown is not None:
-            db.execute(_LOG_INSERT, _log_row(units, written, dropped))
-            _put_meta(db, "unit_log", [grown.rows, grown.named])
-            return grown
-    db.execute("DELETE FROM unit_log")
+    grown = _add_to_log(db, _UNIT_LOG, past, (len(written) + len(dropped), len(units)),
+                        lambda: _log_row(units, written, dropped))
+    if grown is not None:
+        return grown
     ids = list(units)
-    db.executemany(_LOG_INSERT, (_log_row(units, ids[start:start + _UNIT_BATCH], [])
-                                 for start in range(0, len(ids), _UNIT_BATCH)))
-    _put_meta(db, "unit_log", [0, 0])
+    db.executemany(_UNIT_LOG.insert, (_log_row(units, ids[start:start + _UNIT_BATCH], [])
+                                      for start in range(0, len(ids), _UNIT_BATCH)))
     return LogGrowth(0, 0)
-
-
-_LOG_INSERT = "INSERT INTO unit_log (ids, keys, usual, odd, dropped) VALUES (?, ?, ?, ?, ?)"
 
 
 def _log_row(units: Mapping[str, UnitRecord], ids: Sequence[str], dropped: Sequence[str]

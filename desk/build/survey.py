@@ -6,9 +6,9 @@ state's file). Leaves: a Survey, which the inspection (desk.build.cache.Inspecti
 takes instead of walking the folders, taking each file's stat and hashing git's listing
 itself.
 
-At 100,000 stories the walk, the stats and git's listing take about a second, and
-reading the saved state two: `desk build` starts the survey in a forked process before it
-reads the state, so both go on at once on two cores. Where forking is not safe, git's
+At 100,000 stories the survey and the read of the saved state take more than half a
+second each: `desk build` starts the survey in a forked process before it reads the
+state, so both go on at once on two cores. Where forking is not safe, git's
 listing is started early all the same and the rest is done when the inspection asks.
 
 Given the saved state's file, the forked survey also compares each file's stat (and git's
