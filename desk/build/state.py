@@ -534,8 +534,9 @@ def _stats_vouched(columns: list[list[Any]], told: Collection[str],
     """Of a row of the record log's stats (paths, mtimes, sizes, inodes, blob ids and
     whether each holds a story: see _record_log_row), the files not `told` by a later
     row that were surveyed and whose inspection holds good by their stat or by git's
-    word, as git_may_vouch tells it: told by maps over the columns (at 100,000 stories,
-    a Python call for each file was a quarter of a second of a fresh runner's survey)."""
+    word (git_may_vouch, asked only of the files git holds with the blob id recorded):
+    told by maps over the columns (at 100,000 stories, the inspected table's rows, one
+    at a time, were a quarter of a second of a fresh runner's survey)."""
     if not columns:
         return _Told([], [])
     _check_columns(columns, 6, "the record log's stats")
@@ -550,13 +551,11 @@ def _stats_vouched(columns: list[list[Any]], told: Collection[str],
     if clean is None:
         return _Told(named, list(compress(names, same)))
     by_git = map(clean.get, names)
-    # git_may_vouch written out (a story, a blob id, the sizes of stat_size equal): a
-    # call for each of 100,000 files was a tenth of the comparison.
     return _Told(named, [
-        name for name, stat, kept_stat, story, blob, git_blob, size in zip(
-            names, now, same, stories, blobs, by_git, sizes, strict=True)
-        if stat is not None and (kept_stat or story and blob and git_blob == blob
-                                 and (stat >> 64) & _FIELD == int(size) & _FIELD)])
+        name for name, stat, kept_stat, story, blob, git_blob, saved_stat in zip(
+            names, now, same, stories, blobs, by_git, saved, strict=True)
+        if stat is not None and (kept_stat or git_blob == blob and git_may_vouch(
+            saved_stat, blob, story, stat))])
 
 
 def _read_state(db: sqlite3.Connection, path: Path, spare: bool, records: bool = True
