@@ -125,6 +125,12 @@ def test_clean_blobs_name_only_the_files_git_holds_unchanged(tmp_path: Path) -> 
     clean = CleanFiles(blobs.items())
     with GitListing(content) as listing:  # the same numbers, undecoded
         assert CleanFiles.of_listing(listing)._held == clean._held
+        # Named by the strings held already, where there are: the same mapping.
+        (first, _), *_ = blobs.items()
+        held = {first: "".join(first)}  # an equal string, not the same one
+        named = listing.clean(held)
+        assert named == blobs
+        assert next(name for name in named if name == first) is held[first]
     for path, blob in blobs.items():
         assert clean.holds(path, blob)
         assert not clean.holds(path, "0" * 40)  # other bytes at that path

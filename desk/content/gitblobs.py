@@ -21,7 +21,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
 from desk.background import Background
@@ -96,9 +96,14 @@ class GitListing:
             if name not in dirty:
                 yield prefix + name, blob
 
-    def clean(self) -> dict[str, str]:
-        """Each clean file's blob id, by its path (see clean_blobs)."""
-        return {os.fsdecode(path): blob.decode("ascii") for path, blob in self.entries()}
+    def clean(self, held: Mapping[str, str] | None = None) -> dict[str, str]:
+        """Each clean file's blob id, by its path (see clean_blobs); a path held already
+        (`held`: each string by itself) named by that string, not by a second one."""
+        if held is None:
+            return {os.fsdecode(path): blob.decode("ascii") for path, blob in self.entries()}
+        get = held.get
+        return {get(name, name): blob.decode("ascii")
+                for path, blob in self.entries() for name in (os.fsdecode(path),)}
 
     def close(self) -> None:
         """Stop git where it still runs and drop what it wrote."""

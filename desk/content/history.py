@@ -168,15 +168,17 @@ def history_from_lines(chunks: Sequence[str], more: Any, known: Container[str],
     others = history_from_json(more, shared=shared)
     if not chunks:  # all of it in JSON form
         return others
-    items: list[str] = []
+    get = shared.get
+    ids: list[str] = []
+    firsts: list[str] = []
     for chunk in chunks:
         lines = chunk.split("\n")
         if len(lines) % 2:
             raise ValueError("an id without its line")
-        items += lines
-    get = shared.get
-    ids, firsts = items[0::2], items[1::2]
-    ids, firsts = list(map(get, ids, ids)), list(map(get, firsts, firsts))
+        # A chunk's lines as the strings held already, at once: the lines split from
+        # every chunk, held to the end, were 12 MB of the state's read at its peak.
+        for told, part in ((ids, lines[0::2]), (firsts, lines[1::2])):
+            told += map(get, part, part)
     lists: dict[str, tuple[str, ...]] = dict(zip(ids, zip(firsts), strict=True))
     unknown = [path for path in firsts if path not in known]
     if len(lists) != len(ids) or unknown.count("") != len(others.urls):
