@@ -42,6 +42,7 @@ from desk.build.state import (
 from desk.build.writer import SiteRecord, spare_path
 from desk.config import load_config
 from desk.content.catalog import Clock
+from desk.content.digests import search_entry
 from desk.content.findings import Finding
 from desk.content.history import UrlHistory
 from desk.content.loader import ContentChanged, LoadedStory, StoredTexts, Texts
@@ -304,16 +305,33 @@ def test_a_damaged_state_is_no_state(tmp_path: Path) -> None:
         with contextlib.closing(sqlite3.connect(file)) as db, db:
             (stories,) = db.execute("SELECT stories FROM record_log").fetchone()
             columns = json.loads(stories)  # paths, findings, then the records' values
-            newsrooms = columns[2 + 3]
+            newsrooms = columns[2 + 4]
             newsrooms[0] = {"newsroom": "ai", "number": 10_000}.get(damage, newsrooms[0])
             if damage == "id":
-                del columns[2 + 2][-1]
+                del columns[2 + 3][-1]
             db.execute("UPDATE record_log SET stories = ?", (json.dumps(columns),))
             if damage == "string":
                 (chunk,) = db.execute("SELECT texts FROM strings ORDER BY n DESC").fetchone()
                 db.execute("UPDATE strings SET texts = ? WHERE n = (SELECT max(n) FROM strings)",
                            (json.dumps(json.loads(chunk)[:-1]),))  # its last string gone
         assert read_state(file) == SavedState()
+
+
+def test_a_story_s_search_entry_is_one_string_with_a_sealed_bundle_s(tmp_path: Path) -> None:
+    """The sealed bundles name the entries of the stories they hold: read back, each is
+    the string the story's record holds, not a second one (100,000 of them at 100,000
+    stories); an entry of no story read back is read as it is."""
+    state = a_state()
+    entries = [r.story.search_entry for r in state.inspected.values() if r.story is not None]
+    state.search = {"s-0123456789abcdef": (*entries[:4], "feedfacecafe")}
+    write_state(state, tmp_path / "s.sqlite")
+    read = read_state(tmp_path / "s.sqlite")
+    assert same(read, state)
+    sealed = read.search["s-0123456789abcdef"]
+    held = {r.story.search_entry: r.story.search_entry
+            for r in read.inspected.values() if r.story is not None}
+    assert len(held) == len(entries) and all(held[e] is e for e in sealed[:4])
+    assert sealed[4] == "feedfacecafe" and sealed[4] not in held
 
 
 def test_old_states_are_pruned(tmp_path: Path) -> None:
@@ -725,6 +743,8 @@ def test_a_story_holding_every_kind_of_value_reads_back_as_inspected(tmp_path: P
         found = read.inspected[item.path].story
         assert found is not None and found == item
         assert found.summary._compared() == item.summary._compared()
+        # Kept with the record, as made from its URL and digest when it was inspected.
+        assert found.search_entry == search_entry(item.url_path, item.digest)
     summary = read.inspected[full.path].story.summary  # type: ignore[union-attr]
     assert summary.modified_at == datetime(2026, 11, 15, 7, 30, tzinfo=UTC)
     assert summary.modified_at.utcoffset() is not None and summary.corrections

@@ -35,7 +35,7 @@ from desk.build.inspection import Inspection
 from desk.config import Config
 from desk.content.catalog import Content
 from desk.content.checks import check_across
-from desk.content.digests import digest
+from desk.content.digests import digest, search_entry
 from desk.content.findings import Finding, sort_findings
 from desk.content.history import UrlHistory
 from desk.content.loader import LoadedStory, ParsedStory, Summary, story_url_path
@@ -248,7 +248,7 @@ def read_stand_in(path: str, story_id: str, url: str, site: PublishedSite) -> St
     if story.id != story_id or story_url_path(story) != url:
         return None
     json_digest = hashlib.sha256(pages[2]).hexdigest()
-    item = LoadedStory(path, Summary.of(story), json_digest, url)
+    item = LoadedStory(path, Summary.of(story), json_digest, url, search_entry(url, json_digest))
     return StandIn(item, ParsedStory(story, data, json_digest), files, tuple(pages),
                    digest(*pages),
                    json_digest, pages[1])

@@ -62,8 +62,8 @@ from desk.urls import USUAL_FILES, plain_folder, plain_folders, relative_file, u
 # 12: the strings stories share kept once (StringTable); 13: the URL history in lines;
 # 14: its lines in chunks, a row for each; 15: the shared strings in chunks too; 16: the
 # units read from a log of their records in batches (_read_unit_log); 17: the
-# inspections too (_read_record_log)
-STATE_VERSION = 17
+# inspections too (_read_record_log); 18: each story's search entry with its record
+STATE_VERSION = 18
 # Strings a table may gain past twice its size at the last whole write (StringTable).
 SPARE_STRINGS = 1024
 # Strings in a row of the state's string table, as a JSON array: read a row at a time,
@@ -571,11 +571,13 @@ def _read_state(db: sqlite3.Connection, path: Path, spare: bool, records: bool =
     text = strings.texts.__getitem__
     inspected = _read_record_log(db, source, text) if records else {}
     source.records = inspected
-    # One string in memory for each story's URL path and id, which the units and the
-    # URL history name again.
+    # One string in memory for each story's URL path, id and search entry, which the
+    # units, the URL history and the sealed search bundles name again (each string maps
+    # to an equal one, so the three kinds share a table).
     stories = [record.story for record in inspected.values() if record.story is not None]
     known = {story.url_path: story.url_path for story in stories}
-    shared = {**known, **{story.summary.id: story.summary.id for story in stories}}
+    shared = {**known, **{story.summary.id: story.summary.id for story in stories},
+              **{story.search_entry: story.search_entry for story in stories}}
     units = _read_unit_log(db, source, shared) if records else {}
     if records and [len(inspected), len(units), len(strings.texts)] != meta["counts"]:
         raise ValueError("rows are missing")  # a file cut short
@@ -591,7 +593,7 @@ def _read_state(db: sqlite3.Connection, path: Path, spare: bool, records: bool =
                        spare=_spare_from_json(meta["spare"], units) if spare else None,
                        history=None if history is None else history_from_lines(
                            _history_chunks(db, meta), history, known, shared),
-                       search=_search_from_json(meta["search"]),
+                       search=_search_from_json(meta["search"], shared),
                        media=dict(meta.get("media") or {}),
                        site_parts=_parts_from_json(meta.get("site_parts")),
                        **_keyed_from_json(meta.get("keyed_under")))
@@ -715,8 +717,8 @@ def _stories_from_columns(columns: list[list[Any]], source: StateFile,
     the findings and each value of a story's record (see _story_to_json), in order.
     Their shared strings taken from the state's table (`text`: a string by its number;
     one string in memory for each, however many stories name it)."""
-    _check_columns(columns, 17, "the record log")
-    (paths, findings, digests, url_paths, ids, newsrooms, titles, editions, published,
+    _check_columns(columns, 18, "the record log")
+    (paths, findings, digests, url_paths, entries, ids, newsrooms, titles, editions, published,
      modified, trusts, links, related, beats, agents, corrections, images) = columns
     # A number past the table's end, or not a number, is an IndexError or a TypeError,
     # which makes the state no state at all; a number changed within the table reads
@@ -733,7 +735,7 @@ def _stories_from_columns(columns: list[list[Any]], source: StateFile,
                     [tuple((datetime.fromisoformat(at), said) for at, said in made) if made
                      else () for made in corrections],
                     map(_STORED_TEXTS, repeat(source), paths, digests), map(tuple, images))
-    stories = map(_LOADED_STORY, paths, summaries, digests, url_paths, repeat(False),
+    stories = map(_LOADED_STORY, paths, summaries, digests, url_paths, entries, repeat(False),
                   repeat(""))
     found = [() if f is None else _findings_from_json(f) for f in findings]  # most: none
     return zip(paths, map(_FILE_RECORD, repeat(source), stories, found, repeat(""),
@@ -886,12 +888,15 @@ def _parts_from_json(data: Any) -> dict[str, str] | None:
     return None
 
 
-def _search_from_json(data: Any) -> dict[str, tuple[str, ...]]:
+def _search_from_json(data: Any, shared: Mapping[str, str]) -> dict[str, tuple[str, ...]]:
+    """The sealed search bundles' entries, each the string of `shared` equal to it when
+    there is one (the entry of a story read with the state)."""
     sealed = {}
     for name, tokens in data.items():
         if _SEALED_NAME.fullmatch(name) is None:
             raise ValueError(f"{name!r} is not a search bundle")
-        sealed[name] = tuple(tokens.split())
+        named = tokens.split()
+        sealed[name] = tuple(map(shared.get, named, named))
     return sealed
 
 
@@ -1447,8 +1452,9 @@ def _story_to_json(item: LoadedStory, strings: StringTable) -> tuple[list[Any], 
     shares with other stories by their numbers in `strings`, and its texts (read when a
     page shows them), each with the digest of the bytes inspected."""
     s, number = item.summary, strings.number
-    held = [item.digest, item.url_path, s.id, number(s.newsroom), number(s.newsroom_title),
-            number(s.edition), s.published_at.isoformat(), s.modified_at.isoformat(),
+    held = [item.digest, item.url_path, item.search_entry, s.id, number(s.newsroom),
+            number(s.newsroom_title), number(s.edition), s.published_at.isoformat(),
+            s.modified_at.isoformat(),
             number(s.trust), s.url, [number(url) for url in s.related_urls], number(s.beat),
             number(s.agent), [[at.isoformat(), text] for at, text in s.corrections],
             list(s.images)]

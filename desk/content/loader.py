@@ -24,6 +24,7 @@ from pydantic import ValidationError
 
 from desk import urls
 from desk.config import Config
+from desk.content.digests import search_entry
 from desk.content.findings import Finding, escape_pointer
 from desk.content.gitblobs import blob_id
 from desk.content.models import Story, Withdrawal
@@ -166,21 +167,26 @@ class Summary:
 
 @dataclass(frozen=True, slots=True)
 class LoadedStory:
-    """A valid story file: where it is, its summary and the sha256 of its bytes; `draft`
-    when it lies below content/drafts/; `blob`, the git blob id of its bytes, when they
-    were just read (the inspection cache keeps it)."""
+    """A valid story file: where it is, its summary and the sha256 of its bytes, its URL
+    path and its search entry (desk.content.digests.search_entry: made once per version,
+    kept with its inspection, as the search index names every published story on every
+    build); `draft` when it lies below content/drafts/; `blob`, the git blob id of its
+    bytes, when they were just read (the inspection cache keeps it)."""
 
     path: str
     summary: Summary
     digest: str
     url_path: str
+    search_entry: str
     draft: bool = False
     blob: str = field(default="", compare=False)
 
     @classmethod
     def of(cls, path: str, story: Story, digest: str, blob: str = "") -> LoadedStory:
         """The record of a story just validated."""
-        return cls(path, Summary.of(story), digest, story_url_path(story), blob=blob)
+        url_path = story_url_path(story)
+        return cls(path, Summary.of(story), digest, url_path, search_entry(url_path, digest),
+                   blob=blob)
 
 
 class ContentChanged(Exception):

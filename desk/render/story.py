@@ -8,7 +8,6 @@ from typing import Any
 
 from desk import urls
 from desk.config import Config
-from desk.content.digests import search_entry
 from desk.content.loader import LoadedStory
 from desk.content.models import Story
 from desk.render import Output
@@ -87,8 +86,7 @@ def render_story(story: Story, raw: dict[str, Any], ctx: RenderContext,
 def render_story_unit(item: LoadedStory, key: str, ctx: RenderContext, wanted: Wanted
                       ) -> tuple[list[Output], RenderedStory]:
     """A story's files, read from its file, and the record the build keeps of them."""
-    outputs, view = render_story(*ctx.read(item), ctx, item.draft,
-                                 search_entry(item.url_path, item.digest))
+    outputs, view = render_story(*ctx.read(item), ctx, item.draft, item.search_entry)
     path = item.url_path
     markdown = outputs[1].data if path in wanted.markdown else None
     entry = make_entry(view, ctx.env) if path in wanted.entries else None

@@ -34,7 +34,7 @@ from desk.background import Background, Outcome
 from desk.build.ledger import Ledger
 from desk.build.writer import MARKER, SiteWriter, link_or_copy, staging_prefix
 from desk.config import Config
-from desk.content.digests import digest, search_entry
+from desk.content.digests import digest
 from desk.content.findings import Finding
 from desk.content.loader import LoadedStory
 from desk.render import Output
@@ -130,7 +130,7 @@ def members_of(published: Sequence[LoadedStory]) -> dict[str, str]:
     """The published stories as the index sees them: each one's entry token with its URL,
     oldest first."""
     stories = sorted((s for s in published if not s.draft), key=_ORDER)
-    return {search_entry(s.url_path, s.digest): s.url_path for s in stories}
+    return {s.search_entry: s.url_path for s in stories}
 
 
 def start_search(published: Sequence[LoadedStory], previous: Sealed,
