@@ -22,7 +22,7 @@ from storygen import REPO, make_corpus, make_story, write_story
 from desk.build.cache import BuildCache, FileRecord, InspectionCache
 from desk.build.keys import check_key
 from desk.build.pipeline import build
-from desk.build.state import file_stat, packed_stat, stat_values
+from desk.build.records import file_stat, packed_stat, stat_values
 from desk.build.survey import SURVEYED, EarlySurvey, Survey, survey
 from desk.config import Config, load_config
 from desk.content.catalog import Clock

@@ -206,7 +206,7 @@ def test_a_page_worker_never_writes_through_to_the_live_site(
     from desk.build.keys import KeyMaker
     from desk.build.ledger import Ledger
     from desk.build.pipeline import Plan, Workers
-    from desk.build.state import UnitRecord
+    from desk.build.records import UnitRecord
     from desk.build.writer import Staging, WriteError
     from desk.render import Output
     from desk.render.context import Unit
@@ -406,7 +406,7 @@ def test_a_kept_folder_never_meets_a_file_already_staged_there(tmp_path: Path) -
     """A unit of the usual files in its folder is kept by its folder, its names not made
     unless a staged file is in that folder: any such file refuses the keep, whether this
     build wrote it or kept it in another unit, for a staged site and a set of changes."""
-    from desk.build.state import UnitRecord
+    from desk.build.records import UnitRecord
     from desk.build.writer import ChangesStaging, SiteRecord, Staging, WriteError
     from desk.render import Output
 
@@ -445,7 +445,7 @@ def test_units_kept_together_are_kept_as_one_by_one(tmp_path: Path) -> None:
     """keep_many refuses the units keep would refuse one by one and counts the same
     files: units of usual files by their folders (a folder with a written file, a
     folder kept already), and a batch with any other unit in turn, as keep does."""
-    from desk.build.state import UnitRecord
+    from desk.build.records import UnitRecord
     from desk.build.writer import ChangesStaging, SiteRecord, Staging
     from desk.render import Output
 
@@ -489,7 +489,7 @@ def test_units_with_unchanged_inputs_are_carried_or_rendered_under_their_key(
     from desk.build.keys import KeyMaker
     from desk.build.ledger import Ledger
     from desk.build.pipeline import Plan
-    from desk.build.state import UnitRecord
+    from desk.build.records import UnitRecord
     from desk.build.writer import Staging
     from desk.render import Output
     from desk.render.context import CarriedUnits, Unit

@@ -452,7 +452,7 @@ def test_site_ids_made_again_from_the_changed_units_equal_site_id() -> None:
     import random
 
     from desk.build.keys import SiteIds, site_id
-    from desk.build.state import UnitRecord
+    from desk.build.records import UnitRecord
 
     # Unit ids where one is the start of another sort differently as joined lines.
     names = ["/n/climate/", "/n/climate/2/", "/n/climate-2/", "/feed.xml", "/feed.xml.x", "/"]
@@ -501,7 +501,7 @@ def test_a_ledger_makes_again_the_digests_of_the_parts_it_touched_only() -> None
 
     from desk.build.keys import site_id, site_parts
     from desk.build.ledger import Ledger
-    from desk.build.state import UnitRecord
+    from desk.build.records import UnitRecord
 
     class Keeper:
         def keep(self, unit: str, record: UnitRecord) -> bool:
@@ -596,7 +596,8 @@ def test_a_page_placed_ahead_while_a_build_runs_is_left_as_it_is(tmp_path: Path)
     """The build that was running when a newer save's page was placed ahead rendered the
     older version: it leaves the page as it is, and its state forgets the page's unit so
     the next build renders it (LiveFolder, place_ahead, SavedState.forget_units)."""
-    from desk.build.state import SavedState, UnitRecord
+    from desk.build.records import UnitRecord
+    from desk.build.state import SavedState
     from desk.build.writer import MARKER, Known, LiveFolder, place_ahead
     from desk.render import Output
 

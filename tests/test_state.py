@@ -23,19 +23,16 @@ from storygen import REPO, make_corpus, make_story
 from desk.build.cache import BuildCache, InspectionCache
 from desk.build.ledger import Ledger
 from desk.build.pipeline import build
+from desk.build.records import FileRecord, UnitRecord, packed_stat, stat_values
 from desk.build.slots import slot_maker
 from desk.build.state import (
     SPARE_STRINGS,
     Difference,
-    FileRecord,
     SavedState,
     StateFile,
     Stored,
-    UnitRecord,
     _spare_difference,
-    packed_stat,
     read_state,
-    stat_values,
     unvouched,
     write_state,
 )

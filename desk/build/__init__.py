@@ -6,6 +6,6 @@ BuildReport.
 
 pipeline runs the stages top to bottom (inspect → catalog → render → write → search →
 swap); inspection and holdback decide what is published; keys, ledger, cache and state
-decide what is kept; target, writer and parallel put files in place; lock keeps one
-writer per site and per cache.
+(with records, what it holds of each unit and file) decide what is kept; target, writer
+and parallel put files in place; lock keeps one writer per site and per cache.
 """

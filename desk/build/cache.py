@@ -41,16 +41,8 @@ from pathlib import Path
 from typing import Any
 
 from desk.build.keys import KeyCache, SiteIds
-from desk.build.state import (
-    SUFFIX,
-    FileRecord,
-    SavedState,
-    Stat,
-    file_stat,
-    git_may_vouch,
-    read_state,
-    write_state,
-)
+from desk.build.records import FileRecord, Stat, file_stat, git_may_vouch
+from desk.build.state import SUFFIX, SavedState, read_state, write_state
 from desk.build.survey import EarlySurvey, Survey
 from desk.build.writer import site_id_of, spare_path
 from desk.content.checks import KeptChecks

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from desk.build.cache import Inspected, InspectionCache, Session
 from desk.build.parallel import map_forked
-from desk.build.state import Stat
+from desk.build.records import Stat
 from desk.config import Config
 from desk.content.catalog import Content
 from desk.content.checks import KeptChecks, check_across, check_story, check_withdrawals

@@ -12,7 +12,8 @@ from collections.abc import Iterable, Iterator, Mapping, Set
 from typing import Protocol
 
 from desk.build import keys
-from desk.build.state import UnitChanges, UnitRecord
+from desk.build.records import UnitRecord
+from desk.build.state import UnitChanges
 
 
 class Keeper(Protocol):

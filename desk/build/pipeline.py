@@ -50,7 +50,8 @@ from desk.build.parallel import (
     start_workers,
     stop_workers,
 )
-from desk.build.state import NEW, UnitChanges, search_copies
+from desk.build.records import NEW
+from desk.build.state import UnitChanges, search_copies
 from desk.build.target import ChangesOnly, RecycledSpare, Target, open_writer
 from desk.build.writer import LastSiteIncomplete, SiteWriter, WriteError
 from desk.config import Config

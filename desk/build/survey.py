@@ -30,7 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from desk.build.parallel import Forked, fork_safe, result_of, start_forked, stop_forked
-from desk.build.state import Stat, file_stat, unvouched
+from desk.build.records import Stat, file_stat
+from desk.build.state import unvouched
 from desk.content.findings import Finding
 from desk.content.gitblobs import GitListing
 from desk.content.loader import DRAFTS, STORIES, content_files

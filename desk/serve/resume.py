@@ -28,7 +28,7 @@ from datetime import datetime
 from pathlib import Path
 
 from desk.build.keys import code_fingerprint, folder_fingerprint, templates_fingerprint
-from desk.build.state import Stat, file_stat
+from desk.build.records import Stat, file_stat
 from desk.build.writer import site_id_of
 from desk.config import Config
 from desk.content.loader import DRAFTS, STORIES, content_files
