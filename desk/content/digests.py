@@ -63,8 +63,9 @@ def search_entry(url: str, story_digest: str) -> str:
     """What names one version of a story at one URL in the search index (and on its
     page): it changes when the story's file or URL does, never with desk's code, so the
     sealed search bundles (desk.search.bundles) outlive upgrades. The digest of
-    ("search-entry", url, story_digest), its two parts fed at once: it is made for every
-    published story on every build."""
+    ("search-entry", url, story_digest), its two parts fed at once: made when a story
+    file is inspected, for every story of a build from nothing (the saved state keeps
+    it with the story's record: desk.content.loader.LoadedStory)."""
     path, made_from = url.encode("utf-8"), story_digest.encode("utf-8")
     made = _SEARCH_ENTRY.copy()
     made.update(b"".join((len(path).to_bytes(8, "big"), path,
