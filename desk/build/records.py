@@ -216,6 +216,7 @@ def findings_json(findings: tuple[Finding, ...]) -> bytes | None:
     return orjson.dumps([_finding_to_json(f) for f in findings]) if findings else None
 
 
+# A site folder: /, or /SEGMENT/.../ with no empty, "." or ".." segment, backslash or NUL.
 _SITE_FOLDER = re.compile(r"/(?:(?!\.\.?/)[^/\\\x00]+/)*")
 
 

@@ -42,7 +42,7 @@ import re
 import secrets
 import shutil
 import sqlite3
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence, Sized
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence, Sized
 from dataclasses import dataclass, field
 from datetime import datetime
 from itertools import compress, repeat
@@ -514,7 +514,9 @@ def _history_chunks(db: sqlite3.Connection, meta: Mapping[str, Any]) -> list[str
 # Units in a row of the unit log written whole: large enough that a row's calls cost
 # little, small enough that its columns are not held beside an archive's records.
 _UNIT_BATCH = 8192
-# Rows the unit log gains past its last whole write, at most (see _write_unit_log).
+# Inspections in a row of the record log written whole (as _UNIT_BATCH).
+_RECORD_BATCH = 4096
+# Rows a log gains past its last whole write, at most (see LogGrowth.after).
 LOG_ROWS = 64
 
 
@@ -897,17 +899,17 @@ def _write_inspected(db: sqlite3.Connection, records: dict[str, FileRecord],
                     for stat, blob in [record.stated(path)]]
         db.executemany("UPDATE inspected SET mtime = ?, size = ?, ino = ?, blob = ? "
                        "WHERE path = ?", [(*row[1:5], row[0]) for row in restated])
-        db.executemany("INSERT OR REPLACE INTO inspected VALUES (?, ?, ?, ?, ?, ?, ?, ?)", made)
     lost: list[str] = []
-    rows = (row for path, record in records.items()
-            if (whole or (record.origin == NEW and not _texts_left(record)))
-            and (row := _file_row(path, record, lost, strings)) is not None)
-    written = [*made, *rows] if made is not None else []  # a difference's are few
-    db.executemany("INSERT OR REPLACE INTO inspected VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                   rows if whole else written[len(made or ()):])
+    rows: Iterable[tuple[Any, ...]] = (
+        row for path, record in records.items()
+        if (whole or (record.origin == NEW and not _texts_left(record)))
+        and (row := _file_row(path, record, lost, strings)) is not None)
+    if made is not None:  # a difference's rows are few: kept for the record log
+        rows = made = [*made, *rows]
+    db.executemany("INSERT OR REPLACE INTO inspected VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
     for path in lost:  # an inspection is a cache: the file is inspected again next time
         del records[path]
-    if whole:
+    if made is None:  # a new file: the record log is written from its table
         return InspectedChange([], [], [])
     # Every record has its row by now (the others were read from the file): as many rows
     # as records means none to delete, told without a pass over the archive's paths
@@ -916,7 +918,7 @@ def _write_inspected(db: sqlite3.Connection, records: dict[str, FileRecord],
     dropped = [] if count == len(records) else [
         path for (path,) in db.execute("SELECT path FROM inspected") if path not in records]
     db.executemany("DELETE FROM inspected WHERE path = ?", [(path,) for path in dropped])
-    return InspectedChange(written, restated, dropped)
+    return InspectedChange(made, restated, dropped)
 
 
 @dataclass(frozen=True)
@@ -987,8 +989,6 @@ def _add_to_log(db: sqlite3.Connection, log: _Log, past: LogGrowth | None,
     db.execute(f"DELETE FROM {log.table}")  # noqa: S608 - one of two names above
     _put_meta(db, log.table, [0, 0])
     return None
-# Inspections in a row of the record log written whole (as _UNIT_BATCH).
-_RECORD_BATCH = 4096
 
 
 def _record_log_row(rows: Sequence[tuple[Any, ...]], dropped: Sequence[str],
@@ -1004,13 +1004,13 @@ def _record_log_row(rows: Sequence[tuple[Any, ...]], dropped: Sequence[str],
     others: list[list[Any]] = []
     stats: list[tuple[Any, ...]] = list(restated)
     for path, story, found, mtime, size, ino, blob in rows:
-        findings_json = None if found is None else orjson.loads(found)
+        parsed = None if found is None else orjson.loads(found)
         stats.append((path, mtime, size, ino, blob, story is not None))
         if story is None:
-            others.append([path, findings_json])
+            others.append([path, parsed])
         else:
             paths.append(path)
-            findings.append(findings_json)
+            findings.append(parsed)
             helds.append(orjson.loads(story))
     columns = [paths, findings, *map(list, zip(*helds, strict=True))] if paths else []
     return (orjson.dumps(list(dropped)), orjson.dumps(columns), orjson.dumps(others),
@@ -1213,7 +1213,6 @@ def _prune(folder: Path, keep: Path) -> None:
 
 # ---------------------------------------------------------------- JSON forms
 
-# A site folder: /, or /SEGMENT/.../ with no empty, "." or ".." segment, backslash or NUL.
 def _usual_files(unit_id: str, count: int) -> tuple[str, ...]:
     check_usual(unit_id, count)
     return tuple(unit_id[1:] + name for name in USUAL_FILES[count])
