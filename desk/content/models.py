@@ -242,9 +242,26 @@ class Writer(DeskModel):
     run_id: str = ""
 
 
+# The kinds of change a published story records. A record written before kinds existed
+# has none and reads as a correction, so older files keep their meaning.
+ChangeKind = Literal["correction", "clarification", "update", "editors-note"]
+CHANGE_KINDS: tuple[str, ...] = get_args(ChangeKind)
+
+
 class Correction(DeskModel):
+    """One change to a published story: what changed, when, and of which kind."""
+
     at: UtcDatetime
     text: str
+    kind: ChangeKind = "correction"
+
+
+class Review(DeskModel):
+    """The human review a story went through: who holds editorial responsibility, and when."""
+
+    by: Annotated[StrictStr, Field(min_length=1)]
+    at: UtcDatetime
+    url: HttpUrl | None = None  # the editor's page, e.g. an About section
 
 
 class Manifest(DeskModel):
@@ -360,6 +377,7 @@ class Story(DeskModel):
     decision_card: DecisionCard | None = None
     writer: Writer | None = None
     corrections: tuple[Correction, ...] = ()
+    review: Review | None = None
     cited_manifest_ids: tuple[str, ...] = ()
     manifests: tuple[Manifest, ...] = ()
     run_these_manifests: RunTheseManifests | None = None
