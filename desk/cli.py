@@ -15,7 +15,6 @@ import re
 import signal
 import sys
 import time
-import webbrowser
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -24,45 +23,32 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from desk.build.cache import BuildCache, remembered_history
-from desk.build.heap import Outliving, frozen_heap, large_blocks_returned, left_alone_at_exit
-from desk.build.holdback import HeldStory
-from desk.build.inspection import inspect_content
-from desk.build.lock import LockBusy, guarded_by, writing
-from desk.build.modes import Flags, ModeError, build_mode
-from desk.build.parallel import MAX_JOBS, STOP_SIGNALS, default_jobs, fork_safe
-from desk.build.pipeline import BuildReport, build
-from desk.build.survey import EarlySurvey
-from desk.build.target import Target
+# Only what the group and its options need is imported here: every command imports what
+# it uses when it runs, so `desk --help` (and a command's --help) loads click and the
+# standard library alone, not the models, templates or build engine (tests/test_startup.py).
+from desk.build.heap import Outliving, large_blocks_returned, left_alone_at_exit
+from desk.commands import config_option
 from desk.commands.announce import announce_command
 from desk.commands.preview import preview_group
-from desk.config import (
-    CONFIG_FILE,
-    Config,
-    ConfigError,
-    DeployConfig,
-    find_project_file,
-    load_config,
-    load_deploy_config,
-)
-from desk.content.catalog import Clock
-from desk.content.findings import Finding, sort_findings
-from desk.content.gitblobs import checked_out_since
-from desk.content.history import UrlHistory, read_history_file
-from desk.content.media import media_findings
-from desk.publish.annotations import annotation
-from desk.publish.budget import budget_data, measure, stories_per_day, worth_measuring
-from desk.publish.checkrun import tell_github
-from desk.publish.linkcheck import check_links
-from desk.publish.report import report_data, report_markdown, size_line
-from desk.scaffold import ScaffoldError, scaffold
 
-if TYPE_CHECKING:  # imported by serve only: a build does without it
+if TYPE_CHECKING:
+    from desk.build.cache import BuildCache
+    from desk.build.holdback import HeldStory
+    from desk.build.pipeline import BuildReport
+    from desk.build.survey import EarlySurvey
+    from desk.build.target import Target
+    from desk.config import Config, DeployConfig
+    from desk.content.catalog import Clock
+    from desk.content.findings import Finding
+    from desk.content.history import UrlHistory
     from desk.serve.server import DevServer
 
 QUIET, NORMAL, VERBOSE = -1, 0, 1
 # `desk build --hold-back`'s exit status when it held back stories (the site was written).
 HELD_BACK = 3
+# desk.build.parallel.MAX_JOBS, named here so that --jobs is defined without importing the
+# build engine (tests/test_startup.py holds the two equal).
+MAX_JOBS = 64
 # `--no-wait`'s exit status when another process holds the lock (nothing was done).
 BUSY = 4
 
@@ -88,13 +74,6 @@ class IsoDatetime(click.ParamType):  # type: ignore[type-arg]
 def content_option(f: Any) -> Any:
     return click.option("--content", type=click.Path(path_type=Path),
                         help="Content folder (default: from pyproject.toml).")(f)
-
-
-def config_option(f: Any) -> Any:
-    return click.option("--config", "config_file", type=click.Path(path_type=Path,
-                        exists=True, dir_okay=False),
-                        help=f"{CONFIG_FILE}, or a pyproject.toml with [tool.desk], to read "
-                        "(default: the nearest one, from here upwards).")(f)
 
 
 def url_history_option(f: Any) -> Any:
@@ -125,6 +104,8 @@ def verbosity(quiet: bool, verbose: bool) -> int:
 
 def make_config(config_file: Path | None, level: int = NORMAL, **overrides: Any) -> Config:
     """Load the configuration or exit with status 2 and a clear message."""
+    from desk.config import ConfigError, find_project_file, load_config
+
     try:
         config = load_config(config_file, overrides)
     except ConfigError as exc:
@@ -234,6 +215,12 @@ def build_command(content: Path | None, out: Path | None, base_url: str | None,
     2 usage errors; 3 built, with stories held back (--hold-back); 4 another build or
     deploy holds the site's lock (--no-wait; otherwise the build waits for it).
     """
+    from desk.build.cache import BuildCache
+    from desk.build.lock import guarded_by
+    from desk.build.modes import Flags, ModeError, build_mode
+    from desk.build.parallel import default_jobs
+    from desk.content.catalog import Clock
+
     level = verbosity(quiet, verbose)
     config = make_config(config_file, level, content_dir=content, output_dir=out,
                          base_url=base_url, search=False if no_search else None,
@@ -264,6 +251,9 @@ def _early_survey(content: Path, state_file: Path | None, jobs: int
     other, when `jobs` allows a second process (none without a state to compare them
     with); git asked which are unchanged when the checkout is newer than the state (a
     fresh runner's clone)."""
+    from desk.build.survey import EarlySurvey
+    from desk.content.gitblobs import checked_out_since
+
     if state_file is None or not state_file.is_file() or not content.is_dir():
         yield None
         return
@@ -286,6 +276,10 @@ class BuildRun:
 
 def _run_build(run: BuildRun, clock: Clock, url_history: Path | None) -> None:
     """Build, print what happened and exit with the build's status."""
+    from desk.build.heap import frozen_heap
+    from desk.build.pipeline import build
+    from desk.publish.report import size_line
+
     config, cache, level, report_file = run.config, run.cache, run.level, run.report_file
     bar = ProgressBar(sys.stderr if level > QUIET else None)
     # What the build reads first (the saved state) lives as long as it: the cyclic garbage
@@ -321,6 +315,8 @@ def _run_build(run: BuildRun, clock: Clock, url_history: Path | None) -> None:
 def locked(role: str, guarded: list[tuple[Path, Path]], no_wait: bool, level: int
            ) -> Iterator[None]:
     """Hold the locks of what a command writes; with --no-wait, exit BUSY when held."""
+    from desk.build.lock import LockBusy, writing
+
     def told(line: str) -> None:
         if level > QUIET:
             click.echo(f"desk {role}: {line}", err=True)
@@ -336,6 +332,8 @@ def locked(role: str, guarded: list[tuple[Path, Path]], no_wait: bool, level: in
 def echo_held_back(held: tuple[HeldStory, ...]) -> None:
     """Each held story with its findings on stderr; under GitHub Actions, an annotation
     for each finding on stdout too."""
+    from desk.publish.annotations import annotation
+
     for story in held:
         click.echo(f"Held back {story.path} ({story.note}):", err=True)
         for finding in story.findings:
@@ -349,6 +347,8 @@ def echo_held_back(held: tuple[HeldStory, ...]) -> None:
 def site_budget(report: BuildReport, now: datetime, wanted: bool) -> dict[str, Any] | None:
     """The built site's size figures and budget warning, when `wanted` (for the report)
     or when the site may be near the warning line; None otherwise."""
+    from desk.publish.budget import budget_data, measure, stories_per_day, worth_measuring
+
     if not report.ok or report.out_dir is None or not report.whole:
         return None
     if not (wanted or worth_measuring(len(report.published))):
@@ -390,6 +390,8 @@ class ProgressBar:
 
 def given_history(path: Path | None) -> UrlHistory | None:
     """The URL history in --url-history FILE, if given; exit 1 naming what is wrong."""
+    from desk.content.history import read_history_file
+
     if path is None:
         return None
     history, problems = read_history_file(path)
@@ -402,6 +404,8 @@ def given_history(path: Path | None) -> UrlHistory | None:
 def write_reports(report: BuildReport, report_file: Path | None,
                   size: dict[str, Any] | None = None) -> None:
     """The JSON report, and the Markdown job summary when GitHub Actions asks for one."""
+    from desk.publish.report import report_data, report_markdown
+
     data = report_data(report, size)
     if report_file is not None:
         report_file.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n",
@@ -436,6 +440,8 @@ def summary(report: BuildReport) -> str:
 
 def details(report: BuildReport, jobs: int) -> str:
     """What -v adds: how the stories were rendered and where the time went."""
+    from desk.build.parallel import fork_safe
+
     how = (f"up to {jobs} processes" if jobs > 1 and fork_safe() else
            "one process" + ("" if jobs == 1 else f" (forking is not safe on {sys.platform})"))
     stages = ", ".join(f"{stage} {seconds:.2f} s" for stage, seconds in report.timings.items())
@@ -457,6 +463,13 @@ def check_command(content: Path | None, strict: bool, fmt: str, links_dir: Path 
                   base_url: str | None, url_history: Path | None, config_file: Path | None,
                   quiet: bool, verbose: bool) -> None:
     """Check every story without writing anything (or, with --links, a built site)."""
+    from desk.build.cache import remembered_history
+    from desk.build.inspection import inspect_content
+    from desk.content.findings import sort_findings
+    from desk.content.media import media_findings
+    from desk.publish.checkrun import tell_github
+    from desk.publish.linkcheck import check_links
+
     level = verbosity(quiet, verbose)
     config = make_config(config_file, level, content_dir=content, base_url=base_url)
     findings: Sequence[Finding]
@@ -523,7 +536,10 @@ def serve_command(content: Path | None, host: str, port: int, now: datetime | No
                   future: bool, open_browser: bool, config_file: Path | None, quiet: bool,
                   verbose: bool) -> None:
     """Serve a live preview that rebuilds and reloads open pages on every save."""
-    # Imported here: a build would hold the preview server's modules (about 6 MB) for nothing.
+    import webbrowser
+
+    from desk.build.parallel import STOP_SIGNALS, default_jobs
+    from desk.config import find_project_file, load_config
     from desk.serve.server import DevServer, ServeError
 
     level = verbosity(quiet, verbose)
@@ -599,6 +615,8 @@ def init_command(folder: Path, base_url: str, title: str | None, quiet: bool,
                  verbose: bool) -> None:
     """Start a new site in FOLDER: settings, an example story, a README and the publish
     workflow."""
+    from desk.scaffold import ScaffoldError, scaffold
+
     level = verbosity(quiet, verbose)
     try:
         written = scaffold(folder, base_url, title)
@@ -637,6 +655,8 @@ def deploy_command(target_url: str, endpoint_url: str | None, dry_run: bool,
     and deploy that). Other failures exit 1. A build of the folder that is running is
     waited for (with --no-wait: exit status 4), so a site is never uploaded mid-swap.
     """
+    from desk.build.lock import guarded_by
+
     config = make_config(config_file)
     settings = deploy_settings(config_file, max_deletes)
     folder = site if site is not None else config.output_dir
@@ -692,6 +712,8 @@ def _deploy(folder: Path, bucket: Any, run: DeployRun) -> None:
 
 def deploy_settings(config_file: Path | None, max_deletes: int | None) -> DeployConfig:
     """[tool.desk.deploy] with the flags that override it, or a usage error."""
+    from desk.config import ConfigError, load_deploy_config
+
     try:
         settings = load_deploy_config(config_file)
     except ConfigError as exc:

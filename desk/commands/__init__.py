@@ -1,15 +1,17 @@
 """Commands of `desk` beyond the core ones, each in its own module: flags → settings →
 the stage that does the work (desk.publish, desk.deploy) → what is printed. desk.cli
-registers them; they share its conventions, not its code (a usage error exits 2)."""
+registers them; they share its conventions, not its code (a usage error exits 2). Each
+imports what it uses when it runs, so that the command line's help loads none of it."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from desk.config import Config, ConfigError, load_config
+if TYPE_CHECKING:
+    from desk.config import Config
 
 
 def config_option(f: Any) -> Any:
@@ -21,6 +23,8 @@ def config_option(f: Any) -> Any:
 
 def settings(config_file: Path | None, **overrides: Any) -> Config:
     """The settings, or a usage error naming what is wrong."""
+    from desk.config import ConfigError, load_config
+
     try:
         return load_config(config_file, overrides)
     except ConfigError as exc:

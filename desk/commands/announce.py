@@ -10,20 +10,15 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from desk.commands import config_option, settings
-from desk.config import Config, ConfigError, load_announce_config
-from desk.publish.annotations import warning as warning_command
-from desk.publish.announce import (
-    Announcement,
-    announce,
-    announce_markdown,
-    announcement,
-    changed_paths,
-    deployed_paths,
-)
+
+if TYPE_CHECKING:
+    from desk.config import Config
+    from desk.publish.announce import Announcement
 
 
 @click.command("announce")
@@ -45,6 +40,10 @@ def announce_command(deploy_report: Path | None, site: Path | None, since: Path 
                      config_file: Path | None) -> None:
     """Submit the pages and feeds a deploy changed to IndexNow, and ping the WebSub hub
     for each changed feed; both off until configured. Failures are warnings (exit 0)."""
+    from desk.config import ConfigError, load_announce_config
+    from desk.publish.annotations import warning as warning_command
+    from desk.publish.announce import Announcement, announce, announce_markdown
+
     sources = [deploy_report is not None, site is not None, urls_file is not None]
     if sum(sources) != 1 or (site is None) != (since is None):
         raise click.UsageError("give one of --deploy-report FILE, --site DIR --since DIR "
@@ -87,6 +86,13 @@ def announce_command(deploy_report: Path | None, site: Path | None, since: Path 
 def _what(config: Config, deploy_report: Path | None, sites: tuple[Path | None, Path | None],
           urls_file: Path | None) -> tuple[Announcement, str]:
     """The URLs to announce, or none and why not."""
+    from desk.publish.announce import (
+        Announcement,
+        announcement,
+        changed_paths,
+        deployed_paths,
+    )
+
     site, since = sites
     try:
         if urls_file is not None:

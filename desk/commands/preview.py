@@ -9,10 +9,7 @@ from pathlib import Path
 
 import click
 
-from desk import urls
 from desk.commands import config_option, settings
-from desk.content.loader import load_story_file, story_url_path
-from desk.publish.checkrun import code_span
 
 
 @click.group("preview")
@@ -30,6 +27,9 @@ def urls_command(files: tuple[Path, ...], base_url: str, content: Path | None,
                  config_file: Path | None) -> None:
     """The preview's URL of each changed story file among FILES (others are skipped),
     on stdout and in the job summary."""
+    from desk import urls
+    from desk.content.loader import load_story_file, story_url_path
+
     config = settings(config_file, base_url=base_url, content_dir=content)
     found: list[tuple[str, str]] = []
     broken: list[str] = []
@@ -63,6 +63,8 @@ def _is_story(path: Path, content: Path) -> bool:
 
 def urls_markdown(front: str, found: list[tuple[str, str]], broken: list[str]) -> str:
     """The job summary: the preview's front page and each changed story's page."""
+    from desk.publish.checkrun import code_span
+
     lines = ["## Preview", "", f"The whole site: <{front}>", ""]
     if found:
         lines += ["| story file | its page in the preview |", "|---|---|"]
