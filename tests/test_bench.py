@@ -1,7 +1,8 @@
-"""`make bench` itself, on a corpus small enough for the test run: the phases run, the
-fresh-runner hours and the sweep hour report their memory, the cold build's rounds count
-the fastest, desk serve's starts and saves are timed in the corpus's own folder, the
-pictures corpus is measured, and the figures hang together.
+"""`make bench` itself, on a corpus small enough for the test run: the phases run (desk's
+start-up among them), each run is written above the earlier ones, the fresh-runner hours
+and the sweep hour report their memory, the cold build's rounds count the fastest, desk
+serve's starts and saves are timed in the corpus's own folder, the pictures corpus is
+measured, and the figures hang together.
 Speed is the benchmark's business, never asserted here."""
 
 from __future__ import annotations
@@ -62,6 +63,8 @@ def test_a_quick_bench_runs_every_desk_phase_and_reports_whole_memory(tmp_path: 
     written = (tmp_path / "RESULTS.md").read_text(encoding="utf-8")
     assert re.search(r"; desk's code: commit [0-9a-f]{7,}( with uncommitted changes)?\.", written)
     assert "### Pictures: 3 stories (desk only)" in written
+    assert re.search(r"`python -m desk --help`: [\d.]+ s, median of \d+ .*CPU", written)
+    assert re.search(r"\| `desk --help` ≤ 0\.2 s \| [\d.]+ s \| (met|not met) \|", written)
     assert re.search(r"\| no pictures \(0 pictures\) \| [\d.]+ s, \d+ MB \| [\d.]+ s, \d+ MB \|",
                      written)
     assert re.search(r"\| one story in three pictured \(1 pictures\) \| [\d.]+ s, \d+ MB \| "
@@ -132,3 +135,15 @@ def test_a_run_whose_newest_story_would_not_be_published_is_refused() -> None:
     bench.check_published([100_000], 2)  # the newest: May 2029, before NOW
     with pytest.raises(SystemExit, match="after the builds' --now"):
         bench.check_published([1000, 120_000], 1)
+
+
+def test_a_run_is_written_above_the_runs_the_results_file_held() -> None:
+    sys.path.insert(0, str(REPO / "bench"))
+    import bench  # type: ignore[import-not-found]
+
+    first = bench.with_earlier_runs(["## run 1", "", "one"], "")
+    assert first == bench.RESULTS_HEAD + "\n## run 1\n\none\n"
+    edited = first.replace("newest first", "newest first (edited)")
+    second = bench.with_earlier_runs(["## run 2", "", "two", ""], edited)
+    assert second == (bench.RESULTS_HEAD.replace("newest first", "newest first (edited)")
+                      + "\n## run 2\n\ntwo\n\n## run 1\n\none\n")
