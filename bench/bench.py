@@ -1122,7 +1122,8 @@ class Plan:
 # What --phases chooses from: desk's start-up, every tool's builds, desk's fresh-runner
 # hours, desk serve, and desk's pictures corpus.
 RUN_PHASES = ("startup", "build", "fresh", "serve", "pictures")
-# Runs of `desk --help` (and of the interpreter alone) for the start-up's medians.
+# Runs of `desk --help` (and of the interpreter alone) for the start-up's medians; a
+# --quick run makes fewer.
 STARTUP_RUNS = 15
 
 
@@ -1684,7 +1685,7 @@ def main() -> None:
               "serve runs on the corpus's own settings and cache folder, at one port "
               "for the run.", ""]
     if "startup" in plan.phases and "desk" in args.tools.split(","):
-        report += startup_phase()
+        report += startup_phase(5 if args.quick else STARTUP_RUNS)
     versions: dict[str, str] = {}
     for count in sizes:
         results = corpus_size(count, args, plan, versions)
@@ -1724,14 +1725,14 @@ def cpu_seconds() -> float:
     return used.ru_utime + used.ru_stime
 
 
-def startup_phase() -> list[str]:
+def startup_phase(runs: int) -> list[str]:
     """desk's start-up as Markdown: `desk --help` and the interpreter alone, taking turns,
-    STARTUP_RUNS times each; the goal (issue #64) judged on the median."""
+    `runs` times each; the goal (issue #64) judged on the median."""
     commands = {"desk": [sys.executable, "-m", "desk", "--help"],
                 "python": [sys.executable, "-c", "pass"]}
     times: dict[str, list[float]] = {name: [] for name in commands}
     cpu: dict[str, list[float]] = {name: [] for name in commands}
-    for _ in range(STARTUP_RUNS):
+    for _ in range(runs):
         for name, command in commands.items():
             used, started = cpu_seconds(), time.perf_counter()
             subprocess.run(command, check=True, capture_output=True)
@@ -1743,7 +1744,7 @@ def startup_phase() -> list[str]:
           f"(python alone {python:.3f} s, CPU {python_cpu:.3f} s)", flush=True)
     # CPU time as well as wall time: on a shared machine the wall time is mostly waiting.
     return ["### Start-up", "",
-            f"`python -m desk --help`: {desk:.3f} s, median of {STARTUP_RUNS} "
+            f"`python -m desk --help`: {desk:.3f} s, median of {runs} "
             f"({min(times['desk']):.3f}–{max(times['desk']):.3f} s), CPU (user + system) "
             f"{desk_cpu:.3f} s; the interpreter alone (`python -c pass`), in turn with it: "
             f"{python:.3f} s, CPU {python_cpu:.3f} s.", "",
