@@ -1,7 +1,10 @@
-"""Rules for the values that become path segments of the output (slug, newsroom, edition).
+"""Rules for the values that become path segments of the output (slug, newsroom, beat,
+agent, a page's folders, edition).
 
 They are checked when a story is loaded and again when a URL is built, so no value can
-name a file outside the output folder.
+name a file outside the output folder, or one no file system can hold: each segment is a
+folder's name, and file systems hold at most 255 bytes a name (ext4, APFS, NTFS in UTF-16
+units: the same for ASCII).
 """
 
 from __future__ import annotations
@@ -11,6 +14,8 @@ from datetime import datetime
 from functools import lru_cache
 
 SLUG_PATTERN = r"^[a-z0-9]+(-[a-z0-9]+)*$"
+# The longest name a file system holds; a segment is ASCII, so bytes are characters.
+MAX_SEGMENT_BYTES = 255
 EDITION_PATTERN = r"^\d{4}-\d{2}-\d{2}T\d{2}$"
 
 _SLUG = re.compile(SLUG_PATTERN)
@@ -22,6 +27,11 @@ _EDITION = re.compile(EDITION_PATTERN)
 @lru_cache(maxsize=1 << 12)
 def check_segment(value: str) -> str:
     """Return value if it is a valid slug or newsroom segment, else raise ValueError."""
+    if len(value) > MAX_SEGMENT_BYTES:
+        raise ValueError(
+            f"is {len(value):,} characters long; a path segment is at most "
+            f"{MAX_SEGMENT_BYTES} (the longest folder name a file system holds)"
+        )
     if not _SLUG.fullmatch(value):
         raise ValueError(
             f"{value!r} is not a valid path segment: use lowercase letters, digits and "
