@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import tomllib
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
@@ -29,7 +30,15 @@ from desk.content.segments import check_segment
 CONFIG_FILE = "desk.toml"
 PYPROJECT = "pyproject.toml"
 # IndexNow's rule for a key: 8 to 128 of a-z, A-Z, 0-9 and '-'.
-_INDEXNOW_KEY = re.compile(r"^[A-Za-z0-9-]{8,128}$")
+_INDEXNOW_KEY = re.compile(r"[A-Za-z0-9-]{8,128}")
+# desk names its staging folders (`.NAME.desk-search-` and 12 hex digits, beside the output
+# folder) and its build-cache files (`NAME-` 12 hex digits `.sqlite.tmp-journal`) after the
+# output folder's NAME, with up to 32 bytes more: with a file system's 255 bytes a name,
+# the output folder's own name is at most this long.
+MAX_OUTPUT_NAME_BYTES = 255 - 32
+# The flags that override a setting for one run, named in messages about their values.
+FLAGS = {"base_url": "--base-url", "content_dir": "--content", "output_dir": "--out",
+         "cache_dir": "--cache-dir"}
 BASE_URL_REQUIRED = ("required: the absolute URL the site is published at, "
                      "e.g. https://news.example.org")
 
@@ -100,7 +109,7 @@ class Config(BaseModel):
     def _absolute_http_url(cls, value: str) -> str:
         parts = urlsplit(value)
         if parts.scheme not in ("http", "https") or not parts.netloc:
-            raise ValueError("base_url must be an absolute http(s) URL")
+            raise ValueError("must be an absolute http(s) URL")
         check_url(value)  # every page's links and a story's index.json are made from it
         if parts.query or parts.fragment:
             raise ValueError("base_url may not have a query or fragment")
@@ -109,8 +118,18 @@ class Config(BaseModel):
     @field_validator("indexnow_key")
     @classmethod
     def _indexnow_key(cls, value: str | None) -> str | None:
-        if value is not None and not _INDEXNOW_KEY.match(value):
+        if value is not None and not _INDEXNOW_KEY.fullmatch(value):
             raise ValueError("an IndexNow key is 8 to 128 characters of a-z, A-Z, 0-9 and '-'")
+        return value
+
+    @field_validator("output_dir")
+    @classmethod
+    def _output_name(cls, value: Path) -> Path:
+        size = len(value.name.encode("utf-8", "surrogateescape"))
+        if size > MAX_OUTPUT_NAME_BYTES:
+            raise ValueError(f"the folder's name is {size:,} bytes long; at most "
+                             f"{MAX_OUTPUT_NAME_BYTES} (desk names its staging folders and "
+                             "cache files after it, and a file system holds 255 bytes a name)")
         return value
 
     @field_validator("websub_hub")
@@ -259,23 +278,26 @@ def load_config(
             given = values.get(key, folder)
             if isinstance(given, str):  # anything else is reported by the validation
                 values[key] = _relative_to_cwd(root / given)
-    for key, value in (overrides or {}).items():
-        if value is not None:
-            values[key] = value
+    given = {key: value for key, value in (overrides or {}).items() if value is not None}
+    values.update(given)
     try:
         return Config.model_validate(values)
     except ValidationError as exc:
-        raise ConfigError(_describe(exc, project_file, prefix)) from None
+        raise ConfigError(_describe(exc, project_file, prefix, set(given))) from None
 
 
-def _describe(exc: ValidationError, project_file: Path | None, prefix: str) -> str:
-    """One line per problem: FILE: KEY: what is wrong."""
+def _describe(exc: ValidationError, project_file: Path | None, prefix: str,
+              given: Collection[str] = ()) -> str:
+    """One line per problem: FILE: KEY: what is wrong (or FLAG: what is wrong, for a value
+    a flag gave)."""
     lines = []
     for err in exc.errors():
         key = ".".join(str(p) for p in err["loc"])
         missing_url = err["type"] == "missing" and key == "base_url"
         message = BASE_URL_REQUIRED if missing_url else _clean(err["msg"])
-        if project_file is None and missing_url:
+        if key in given:
+            lines.append(f"{FLAGS.get(key, key)}: {message}")
+        elif project_file is None and missing_url:
             lines.append(f"no {CONFIG_FILE} (or {PYPROJECT} with [tool.desk]) here or in a "
                          f"parent folder: base_url is {message} (`desk init DIR` starts a "
                          "site; --base-url gives it for one run)")

@@ -62,7 +62,7 @@ def test_this_repository_keeps_its_own_base_url() -> None:
     ("pyproject.toml", '[tool.desk]\ntitle = "Ours"\n',
      "pyproject.toml: tool.desk.base_url: required: the absolute URL"),
     ("desk.toml", 'base_url = "news.example.org"\n',
-     "desk.toml: base_url: base_url must be an absolute http(s) URL"),
+     "desk.toml: base_url: must be an absolute http(s) URL"),
     ("desk.toml", 'base_url = "https://x.example/a\\"b"\n',
      "desk.toml: base_url: URL contains a space, control character or quote"),
     ("desk.toml", 'base_url = "https://x.example"\ntool = 1\n',
@@ -189,3 +189,57 @@ def test_serve_quiet_keeps_problems_and_drops_good_rebuilds(capsys: pytest.Captu
     assert capsys.readouterr().err.splitlines() == [bad, failed]
     serve_echo(NORMAL)(good)
     assert capsys.readouterr().err.splitlines() == [good]
+
+
+@pytest.mark.parametrize("command", [["build"], ["check"], ["preview", "urls"]])
+def test_a_bad_flag_value_is_blamed_on_the_flag(command: list[str], tmp_path: Path) -> None:
+    settings = tmp_path / "desk.toml"
+    settings.write_text('base_url = "https://news.example.org"\n')
+    code, _, err = run(*command, "--config", str(settings), "--base-url", "not a url",
+                       cwd=tmp_path)
+    assert code == 2
+    assert "--base-url: must be an absolute http(s) URL" in err, err
+    assert "desk.toml: base_url" not in err
+    if command == ["preview", "urls"]:
+        return  # its --base-url is required
+    # A bad value in the file itself is still the file's.
+    settings.write_text('base_url = "not a url"\n')
+    code, _, err = run(*command, "--config", str(settings), cwd=tmp_path)
+    assert code == 2 and f"{settings}: base_url: must be an absolute http(s) URL" in err
+
+
+def test_the_output_folder_s_name_leaves_room_for_the_staging_folders(tmp_path: Path) -> None:
+    """Staging folders and cache files are named after the output folder, with up to 32
+    bytes more: a name past 223 bytes is refused before anything is written."""
+    settings = tmp_path / "desk.toml"
+    settings.write_text('base_url = "https://news.example.org"\n')
+    (tmp_path / "content").mkdir()
+    longest = tmp_path / ("o" * 223)
+    code, _, err = run("build", "--config", str(settings), "--out", str(longest), "--now", NOW,
+                       cwd=tmp_path)
+    assert code == 0, err
+    assert (longest / "index.html").is_file()
+    code, _, err = run("build", "--config", str(settings), "--out", str(tmp_path / ("o" * 224)),
+                       "--now", NOW, cwd=tmp_path)
+    assert code == 2
+    assert "--out: the folder's name is 224 bytes long; at most 223" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        ["desk.toml", "content", ".desk-cache", longest.name, *(
+            p.name for p in tmp_path.glob(f".{longest.name}.desk-*"))])
+    settings.write_text('base_url = "https://news.example.org"\noutput_dir = "' + "p" * 230
+                        + '"\n')
+    code, _, err = run("check", "--config", str(settings), cwd=tmp_path)
+    assert code == 2 and f"{settings}: output_dir: the folder's name is 230 bytes" in err
+
+
+@pytest.mark.parametrize("command", ["build", "announce"])
+def test_a_key_with_a_trailing_newline_is_a_settings_error(command: str,
+                                                           tmp_path: Path) -> None:
+    settings = tmp_path / "desk.toml"
+    settings.write_text('base_url = "https://news.example.org"\nindexnow_key = "abcdefgh\\n"\n')
+    args = ["--urls", str(settings)] if command == "announce" else ["--out",
+                                                                     str(tmp_path / "out")]
+    result = CliRunner().invoke(main, [command, "--config", str(settings), *args])
+    assert result.exit_code == 2, result.output
+    assert f"{settings}: indexnow_key: an IndexNow key is 8 to 128 characters" in result.stderr
+    assert result.exception is None or isinstance(result.exception, SystemExit)
