@@ -348,3 +348,69 @@ def test_s3_workflow_announces_after_a_successful_deploy() -> None:
     assert send["run"].strip() == "desk announce --deploy-report deploy-report.json"
     deploy_step = steps[names.index("Deploy")]
     assert "--report deploy-report.json" in deploy_step["run"]
+
+
+def test_only_this_site_s_urls_are_sent_and_the_others_named(engine: Engine,
+                                                             tmp_path: Path) -> None:
+    ours = (f"{BASE}/", f"{BASE}/stories/2026-11-14/a/")
+    others = ("https://other.example/stories/x/", "not a url", "javascript:alert(1)",
+              f"{BASE}.evil.example/", "http://news.example.org/")
+    listed = tmp_path / "announce.json"
+    listed.write_text(json.dumps(Announcement(
+        ours + others[:3], (f"{BASE}/feed.xml", "https://other.example/feed.xml",
+                            *others[3:])).as_json()))
+    result = run(site_settings(tmp_path / "site", engine), "announce", "--urls", str(listed),
+                 env={"GITHUB_ACTIONS": "true"})
+    assert result.exit_code == 0, result.stderr
+    (submitted,) = engine.at("/indexnow")
+    assert json.loads(submitted.body)["urlList"] == [*ours, f"{BASE}/feed.xml"]
+    assert [parse_qs(r.body.decode())["hub.url"] for r in engine.at("/hub")] == [
+        [f"{BASE}/feed.xml"]]
+    warned = [line for line in result.stderr.splitlines() if "left out" in line]
+    assert len(warned) == 1 and f"6 URL(s) not of the site at {BASE}/" in warned[0]
+    assert "'https://other.example/stories/x/', 'not a url', 'javascript:alert(1)' and " \
+        "3 more" in warned[0]
+    assert result.stdout.count("::warning title=desk announce::6 URL(s)") == 1
+
+
+def test_a_site_built_for_another_url_is_announced_at_that_url(engine: Engine,
+                                                               tmp_path: Path) -> None:
+    """The Pages workflow's way with a --base-url of its own: the built site's canonical
+    URLs and key location are announced, and the difference is said once."""
+    settings = site_settings(tmp_path / "site", engine)
+    content = tmp_path / "site" / "content"
+    make_corpus(content, 2)
+    built = "https://someone.github.io/news"
+    public = build(settings, "--base-url", built)
+    snapshot = tmp_path / "before"
+    shutil.copytree(public, snapshot, copy_function=os.link)
+    write_story(content, make_story(7))
+    build(settings, "--base-url", built)
+    listed = tmp_path / "announce.json"
+    result = run(settings, "announce", "--site", str(public), "--since", str(snapshot),
+                 "--list", str(listed))
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr.count(f"the site was built for {built}/") == 1, result.stderr
+    (submitted,) = engine.at("/indexnow")
+    body = json.loads(submitted.body)
+    assert body["host"] == "someone.github.io"
+    assert body["keyLocation"] == f"{built}/{KEY}.txt"
+    assert f"{built}/stories/2026-11-14/story-number-7/" in body["urlList"]
+    assert all(url.startswith(f"{built}/") for url in body["urlList"]), body["urlList"]
+    assert {parse_qs(r.body.decode())["hub.url"][0] for r in engine.at("/hub")} >= {
+        f"{built}/feed.xml"}
+    # The list a later job sends names its site: the same URLs, host and key location.
+    assert json.loads(listed.read_text())["site"] == built
+    result = run(settings, "announce", "--urls", str(listed))
+    assert result.exit_code == 0 and "left out" not in result.stderr, result.stderr
+    again = json.loads(engine.at("/indexnow")[1].body)
+    assert again == body
+
+
+def test_a_malformed_list_is_a_warning_naming_the_file(engine: Engine, tmp_path: Path) -> None:
+    listed = tmp_path / "announce.json"
+    listed.write_text("")
+    result = run(site_settings(tmp_path / "site", engine), "announce", "--urls", str(listed))
+    assert result.exit_code == 0 and not engine.requests
+    assert f"nothing announced: {listed}: Expecting value: line 1 column 1" in result.stderr
+

@@ -27,6 +27,7 @@ from urllib.parse import urlsplit
 
 from desk import urls
 from desk.config import AnnounceConfig, Config
+from desk.content.models import check_url
 from desk.publish.checkrun import code_span
 from desk.render.kinds import kind_of
 
@@ -51,9 +52,11 @@ class Announcement:
         """Everything IndexNow is told of: pages, then feeds."""
         return self.pages + self.feeds
 
-    def as_json(self) -> dict[str, Any]:
-        """The list `desk announce --list` writes and `--urls` reads."""
-        return {"format": _LIST_FORMAT, "pages": list(self.pages), "feeds": list(self.feeds)}
+    def as_json(self, site: str | None = None) -> dict[str, Any]:
+        """The list `desk announce --list` writes and `--urls` reads, with the base URL of
+        the site its URLs are of."""
+        return {"format": _LIST_FORMAT, **({"site": site} if site else {}),
+                "pages": list(self.pages), "feeds": list(self.feeds)}
 
     @classmethod
     def from_json(cls, data: Any) -> Announcement:
@@ -65,6 +68,43 @@ class Announcement:
                 and all(isinstance(u, str) for u in pages + feeds)):
             raise ValueError("its pages and feeds must be lists of URLs")
         return cls(tuple(pages), tuple(feeds))
+
+    def under(self, base_url: str) -> tuple[Announcement, tuple[str, ...]]:
+        """The URLs of the site at base_url, and the others (IndexNow refuses a whole
+        batch when one URL is another host's; a hub is pinged for this site's feeds)."""
+        def ours(url: str) -> bool:
+            return url.startswith(base_url + "/") and _is_url(url)
+        kept = Announcement(tuple(filter(ours, self.pages)), tuple(filter(ours, self.feeds)))
+        return kept, tuple(u for u in self.urls if not ours(u))
+
+
+def _is_url(url: str) -> bool:
+    try:
+        check_url(url)
+    except ValueError:
+        return False
+    return True
+
+
+def list_site(data: Any) -> str | None:
+    """The base URL a list written by `desk announce --list` names (None: none, or not a
+    URL)."""
+    site = data.get("site") if isinstance(data, dict) else None
+    return site.rstrip("/") if isinstance(site, str) and _is_url(site) else None
+
+
+def built_for(site: Path) -> str:
+    """The base URL a built site was built for: the home page's canonical URL, as its
+    publisher document gives it; ValueError saying why when it does not."""
+    where = site / urls.relative_file(urls.PUBLISHER_JSON)
+    try:
+        home = json.loads(where.read_bytes()).get("url")
+    except (OSError, ValueError, AttributeError) as exc:
+        raise ValueError(f"{where}: cannot tell the URL the site was built for "
+                         f"({getattr(exc, 'strerror', None) or exc})") from None
+    if not isinstance(home, str) or not home.endswith("/") or not _is_url(home):
+        raise ValueError(f"{where}: its url {home!r} is not the absolute URL of a site")
+    return home.rstrip("/")
 
 
 def announcement(config: Config, changed: Iterable[str],
