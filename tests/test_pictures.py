@@ -465,3 +465,27 @@ def test_media_paths_are_checked_names() -> None:
     for bad in (("../x", "jpg/../../x"), ("x", "jpg/"), ("", "x..y")):
         with pytest.raises(ValueError):
             media_path("media/x.jpg", digest if bad[0] != "" else "zz", bad[1])
+
+
+@pytest.mark.parametrize("url,reason", [
+    ("media/Rack photo 1.jpg", "' ' cannot be in a media path (letters, digits, '.', '_' and "
+     "'-' between slashes); rename the file, e.g. media/Rack-photo-1.jpg"),
+    ("media/.hidden.jpg", "'.hidden.jpg' is a hidden name (it starts with '.'); rename it"),
+    ("media/2026/.drafts/x.jpg", "'.drafts' is a hidden name"),
+    ("media/rack.jpg?v=2", "a media path names a file, without a query or fragment (leave "
+     "out '?v=2')"),
+    ("media/" + "r" * 252 + ".jpg", "a name in it is 256 bytes long; at most 255"),
+])
+def test_a_media_name_desk_will_not_publish_says_why(url: str, reason: str,
+                                                     tmp_path: Path) -> None:
+    content = tmp_path / "content"
+    story = write_story(content, make_story(1, images=[{"url": url, "alt": "x",
+                                                        "credit": "y"}]))
+    checked = CliRunner().invoke(main, ["check", "--config", str(REPO / "pyproject.toml"),
+                                        "--content", str(content)])
+    assert checked.exit_code == 1
+    problems = [line for line in checked.output.splitlines() if "/images/" in line]
+    assert len(problems) == 1, checked.output
+    assert problems[0].startswith(f"{story}: /images/0/url: ")
+    assert f"{url!r} names a file desk will not publish: {reason}" in problems[0]
+    assert "outside" not in problems[0]

@@ -29,7 +29,7 @@ from pydantic import (
 )
 
 from desk.content.findings import escape_pointer
-from desk.content.segments import check_edition, check_segment
+from desk.content.segments import MAX_SEGMENT_BYTES, check_edition, check_segment
 
 SCHEMA = "hangingcontext.desk/1"
 
@@ -63,6 +63,8 @@ def check_url(value: str) -> str:
 # one by its path there: "media/2026-11-14/rack.jpg" (see desk.content.media).
 MEDIA_FOLDER = "media"
 _MEDIA_PATH = re.compile(r"[A-Za-z0-9._-]+(?:/[A-Za-z0-9._-]+)*")
+_MEDIA_CHAR = re.compile(r"[A-Za-z0-9._/-]")
+_MEDIA_NOT_ALLOWED = re.compile(r"[^A-Za-z0-9._/-]+")
 
 
 def is_local(url: str) -> bool:
@@ -72,15 +74,40 @@ def is_local(url: str) -> bool:
 
 def check_image_url(value: str) -> str:
     """An absolute http(s) URL, or the path of a file below the content's media folder
-    (letters, digits, '.', '_' and '-' between slashes; no '..', nothing hidden)."""
+    (letters, digits, '.', '_' and '-' between slashes; no '..', nothing hidden, each name
+    at most 255 bytes)."""
     if not is_local(value):
         return check_url(value)
     parts = value.split("/")
-    if (not _MEDIA_PATH.fullmatch(value) or parts[0] != MEDIA_FOLDER or len(parts) < 2
-            or any(part.startswith(".") for part in parts)):
+    if parts[0] != MEDIA_FOLDER or len(parts) < 2 or ".." in parts:
         raise ValueError(f"{value!r} is outside content/{MEDIA_FOLDER}/: an image is an "
                          f"absolute http(s) URL or a path like {MEDIA_FOLDER}/photo.jpg")
+    problem = _media_path_problem(value, parts)
+    if problem:
+        raise ValueError(f"{value!r} names a file desk will not publish: {problem}")
     return value
+
+
+def _media_path_problem(value: str, parts: list[str]) -> str:
+    """What is wrong with a path below the media folder ('' when nothing is)."""
+    if "?" in value or "#" in value:
+        return ("a media path names a file, without a query or fragment (leave out "
+                f"{value[min(i for i in (value.find('?'), value.find('#')) if i >= 0):]!r})")
+    hidden = [part for part in parts if part.startswith(".")]
+    if hidden:
+        return f"{hidden[0]!r} is a hidden name (it starts with '.'); rename it"
+    if "" in parts:
+        return "it has an empty name between slashes"
+    if not _MEDIA_PATH.fullmatch(value):
+        bad = sorted({c for c in value if not _MEDIA_CHAR.fullmatch(c)})
+        return (f"{', '.join(map(repr, bad))} cannot be in a media path (letters, digits, "
+                "'.', '_' and '-' between slashes); rename the file, e.g. "
+                f"{_MEDIA_NOT_ALLOWED.sub('-', value)}")
+    long = [part for part in parts if len(part.encode()) > MAX_SEGMENT_BYTES]
+    if long:
+        return (f"a name in it is {len(long[0].encode()):,} bytes long; at most "
+                f"{MAX_SEGMENT_BYTES} (the longest name a file system holds)")
+    return ""
 
 
 UtcDatetime = Annotated[AwareDatetime, BeforeValidator(_require_text), AfterValidator(_to_utc)]
