@@ -467,6 +467,73 @@ def test_media_paths_are_checked_names() -> None:
             media_path("media/x.jpg", digest if bad[0] != "" else "zz", bad[1])
 
 
+def _published(content: Path, tmp_path: Path, image: Image.Image | None = None,
+               name: str = "media/pic.png", **save: Any) -> tuple[Any, Path]:
+    """A site of one story naming one picture (saved from `image` unless None): the
+    build's result and the output folder."""
+    if image is not None:
+        (content / name).parent.mkdir(parents=True, exist_ok=True)
+        image.save(content / name, **save)
+    write_story(content, make_story(1, images=[{"url": name, "alt": "x", "credit": "y"}]))
+    out = tmp_path / "public"
+    return build(content, out), out
+
+
+def _level(path: Path) -> float:
+    with Image.open(path) as image:
+        grey = image.convert("L")
+        return sum(grey.tobytes()) / (grey.width * grey.height)
+
+
+def test_a_16_bit_greyscale_png_is_published_as_it_looks(tmp_path: Path) -> None:
+    """Scanners and charting tools write 16-bit grey: each level is scaled to 8 bits (its
+    variants were almost white, every level past 255 cut to 255)."""
+    grey = Image.linear_gradient("L").resize((900, 600))
+    deep = grey.convert("I").point(lambda v: v * 257).convert("I;16")
+    assert deep.mode == "I;16"
+    result, out = _published(tmp_path / "content", tmp_path, deep)
+    assert result.exit_code == 0, result.output
+    expected = _level_of(grey)
+    made = sorted((out / "media").glob("pic.*"))
+    assert len(made) == 1 + 2 + 3  # the original, 480 and 900 w, three crops
+    for path in made:
+        if path.suffix != ".png":
+            assert abs(_level(path) - expected) < 3, (path.name, _level(path), expected)
+
+
+def _level_of(image: Image.Image) -> float:
+    return sum(image.tobytes()) / (image.width * image.height)
+
+
+@pytest.mark.parametrize("size", [(2, 1), (1, 2), (1, 1), (3000, 1), (1, 900)])
+def test_a_picture_one_pixel_tall_or_wide_is_published(size: tuple[int, int],
+                                                       tmp_path: Path) -> None:
+    result, out = _published(tmp_path / "content", tmp_path, Image.new("RGB", size, "red"))
+    assert result.exit_code == 0, result.output
+    assert "Traceback" not in result.output
+    for path in (out / "media").glob("pic.*"):
+        with Image.open(path) as made:
+            assert made.width >= 1 and made.height >= 1
+            if path.name.endswith("w.webp"):
+                assert made.width == int(path.name.split(".")[-2].removesuffix("w"))
+
+
+def test_a_picture_too_tall_for_any_web_variant_is_one_finding(tmp_path: Path) -> None:
+    content = tmp_path / "content"
+    write_story(content, make_story(2))
+    result, out = _published(content, tmp_path, Image.new("L", (1, 16_384), 90))
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    story = next(content.rglob("story-number-1.json"))
+    problems = [line for line in result.output.splitlines() if "/images/" in line]
+    assert problems == [f"{story}: /images/0/url: content/media/pic.png is 1 × 16,384 pixels "
+                        "(as shown): at most 16,383 times as tall as wide, or its narrowest "
+                        "web variant (WebP) cannot hold it"]
+    # One pixel shorter, it is published, its variant one pixel wide.
+    Image.new("L", (1, 16_383), 90).save(content / "media/pic.png")
+    assert build(content, out).exit_code == 0
+    assert [p.name.split(".")[-2] for p in (out / "media").glob("pic.*.webp")] == ["1w"]
+
+
 @pytest.mark.parametrize("url,reason", [
     ("media/Rack photo 1.jpg", "' ' cannot be in a media path (letters, digits, '.', '_' and "
      "'-' between slashes); rename the file, e.g. media/Rack-photo-1.jpg"),

@@ -38,6 +38,9 @@ __all__ = ["BrokenImage", "MediaFile", "MediaProbe", "is_local", "local_refs", "
 # Pillow's name: (MIME type, file extension).
 FORMATS = {"JPEG": ("image/jpeg", "jpg"), "PNG": ("image/png", "png"),
            "WEBP": ("image/webp", "webp")}
+# WebP holds at most this many pixels a side: an image must have a variant of at least
+# one pixel's width whose height fits (see desk.render.images.variant_widths).
+WEBP_MAX_SIDE = 16383
 
 IMAGE_MISSING = "image-missing"
 IMAGE_INVALID = "image-invalid"
@@ -224,6 +227,10 @@ def _measure(source: io.BytesIO, shown: str, probe: MediaProbe
                     image.load()  # a truncated or corrupt file fails here
                 if _turned(image):
                     width, height = height, width
+                if height > WEBP_MAX_SIDE * width:
+                    return (f"{IMAGE_TOO_LARGE} {shown} is {width:,} × {height:,} pixels (as "
+                            f"shown): at most {WEBP_MAX_SIDE:,} times as tall as wide, or "
+                            "its narrowest web variant (WebP) cannot hold it")
     except Image.DecompressionBombError:
         # Pillow refuses to open one past twice its own limit, before telling its size.
         return (f"{IMAGE_TOO_LARGE} {shown} is over {2 * (Image.MAX_IMAGE_PIXELS or 0):,} "

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache, partial
@@ -23,7 +24,7 @@ from PIL import Image, ImageOps, features
 
 from desk import urls
 from desk.content.loader import ContentChanged
-from desk.content.media import BrokenImage, MediaFile
+from desk.content.media import WEBP_MAX_SIDE, BrokenImage, MediaFile
 from desk.render import Output
 from desk.render.context import RenderContext, Unit, Units
 
@@ -40,6 +41,10 @@ WEBP = {"quality": 80, "method": 4}  # method: effort; fixed, as it changes the 
 JPEG = {"quality": 85, "optimize": True, "progressive": True, "subsampling": 2}
 # Bump when the encoding changes in a way the settings above do not show.
 ENCODING = f"3 reducing gap {REDUCING_GAP}"
+# The variant a list card shows (the smallest standard one), or the widest there is.
+CARD_WIDTH = WIDTHS[0]
+# A 16-bit grey level as an 8-bit one (65,535 is 255).
+_SIXTEEN_TO_EIGHT = 1 / 257
 # What one file of an image costs to make, in list pages (about 0.3 s against 3 ms).
 UNIT_COST = 100
 
@@ -55,13 +60,20 @@ def original_path(media: MediaFile) -> str:
     return urls.media_path(media.path, media.digest, media.extension)
 
 
-def variant_widths(width: int) -> tuple[int, ...]:
+def variant_widths(width: int, height: int) -> tuple[int, ...]:
     """The widths of an image's variants: the standard ones up to its own, and its own
-    when it is narrower than the widest."""
-    widths = [w for w in WIDTHS if w <= width]
-    if width < WIDTHS[-1] and width not in widths:
-        widths.append(width)
+    when it is narrower than the widest; none so wide that its height is past what WebP
+    holds (an image more than WEBP_MAX_SIDE times as tall as wide is refused when probed)."""
+    widest = min(width, max(1, WEBP_MAX_SIDE * width // height))
+    widths = [w for w in WIDTHS if w <= widest]
+    if widest < WIDTHS[-1] and widest not in widths:
+        widths.append(widest)
     return tuple(widths)
+
+
+def card_width(media: MediaFile) -> int:
+    """The width of the variant a list card shows."""
+    return min(CARD_WIDTH, max(variant_widths(media.width, media.height)))
 
 
 def variant_path(media: MediaFile, width: int) -> str:
@@ -73,8 +85,8 @@ def crop_size(media: MediaFile, ratio: tuple[int, int]) -> tuple[int, int]:
     """The size of a crop: the largest box of that ratio inside the image, scaled down to
     CROP_WIDTH when it is wider."""
     across, down = ratio
-    width = min(media.width, media.height * across // down)
-    height = width * down // across
+    width = max(1, min(media.width, media.height * across // down))
+    height = max(1, width * down // across)  # a picture one pixel tall has a crop too
     if width > CROP_WIDTH:
         width, height = CROP_WIDTH, CROP_WIDTH * down // across
     return width, height
@@ -97,7 +109,7 @@ class Job:
 def jobs(media: MediaFile) -> Iterator[Job]:
     """Every file an image is published as."""
     yield Job(media, original_path(media), "copy")
-    for width in variant_widths(media.width):
+    for width in variant_widths(media.width, media.height):
         yield Job(media, variant_path(media, width), f"webp {width} {sorted(WEBP.items())}")
     for ratio, path in zip(CROPS, crop_paths(media), strict=True):
         yield Job(media, path, f"crop {ratio} {crop_size(media, ratio)} {sorted(JPEG.items())}")
@@ -175,16 +187,25 @@ def _read(media: MediaFile) -> bytes:
 @lru_cache(maxsize=1)
 def _upright(source: Path, digest: str) -> Image.Image:
     """An image decoded and turned upright, with no metadata but its colour profile."""
-    with Image.open(io.BytesIO(_read_checked(source, digest))) as image:
-        image.load()
-        upright = ImageOps.exif_transpose(image)
-        if upright.mode not in ("RGB", "RGBA", "L"):  # palette, CMYK, 16-bit...
-            # A palette's transparency lives in its info, which is dropped below.
-            alpha = "A" in upright.getbands() or "transparency" in upright.info
-            upright = upright.convert("RGBA" if alpha else "RGB")
-        profile = image.info.get("icc_profile")
-        upright.info = {"icc_profile": profile} if profile else {}
-        return upright
+    with warnings.catch_warnings():
+        # Pillow's warnings of the file (a corrupt EXIF block) were told when it was probed.
+        warnings.simplefilter("ignore", UserWarning)
+        with Image.open(io.BytesIO(_read_checked(source, digest))) as image:
+            image.load()  # an MPO's first picture
+            return _plain(ImageOps.exif_transpose(image), image.info.get("icc_profile"))
+
+
+def _plain(upright: Image.Image, profile: bytes | None) -> Image.Image:
+    """An upright image in a mode the encoders take (RGB, RGBA or L), with no metadata but
+    its colour profile."""
+    if upright.mode.startswith("I"):  # 16-bit grey (scanners, charts): scaled, not cut
+        upright = upright.convert("I").point(lambda v: v * _SIXTEEN_TO_EIGHT).convert("L")
+    if upright.mode not in ("RGB", "RGBA", "L"):  # palette, CMYK...
+        # A palette's transparency lives in its info, which is dropped below.
+        alpha = "A" in upright.getbands() or "transparency" in upright.info
+        upright = upright.convert("RGBA" if alpha else "RGB")
+    upright.info = {"icc_profile": profile} if profile else {}
+    return upright
 
 
 def _read_checked(source: Path, digest: str) -> bytes:

@@ -16,12 +16,16 @@ from desk import urls
 from desk.config import Config
 from desk.content.media import MediaFile, is_local
 from desk.content.models import Image
-from desk.render.images import crop_paths, original_path, variant_path, variant_widths
+from desk.render.images import (
+    card_width,
+    crop_paths,
+    original_path,
+    variant_path,
+    variant_widths,
+)
 
 # What the page asks of the browser: the story column is at most about 46 rem wide.
 SIZES = "(min-width: 50rem) 46rem, 100vw"
-# The variant a list card shows (the smallest there is).
-CARD_WIDTH = 480
 
 
 @dataclass(frozen=True)
@@ -69,7 +73,7 @@ def picture(image: Image, config: Config, media: Mapping[str, MediaFile]) -> Pic
 
     src, url = local(original_path(found))
     srcset = ", ".join(f"{local(variant_path(found, w))[0]} {w}w"
-                       for w in variant_widths(found.width))
+                       for w in variant_widths(found.width, found.height))
     return Picture(src, url, image.alt, image.caption, image.credit, found.width,
                    found.height, found.mime, srcset,
                    tuple(local(path)[1] for path in crop_paths(found)))
@@ -83,7 +87,7 @@ def card_src(images: tuple[str, ...], config: Config, media: Mapping[str, MediaF
     if not is_local(images[0]):
         return images[0]
     found = media[images[0]]
-    return urls.href(config, variant_path(found, min(CARD_WIDTH, found.width)))
+    return urls.href(config, variant_path(found, card_width(found)))
 
 
 # Fixed here, not read from the system's table: the output is the same everywhere.
