@@ -76,6 +76,9 @@ class Config(BaseModel):
     # small file may declare a huge image: it is refused from its header, never decoded).
     image_max_bytes: int = Field(default=30_000_000, ge=1)
     image_max_pixels: int = Field(default=60_000_000, ge=1)
+    # A published original keeps its location (GPS) and camera data (EXIF, XMP, IPTC):
+    # off, as news desks protect where a photo was taken (see desk.render.originals).
+    keep_image_metadata: bool = False
     publication_name: str | None = None
     search: bool = True
     # Pages per Pagefind run (its memory grows with them: about 0.35 MB a story page) and

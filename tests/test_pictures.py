@@ -3,6 +3,7 @@ published from the content's own files as variants and crops (desk.render.images
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import shutil
@@ -20,7 +21,7 @@ import pytest
 from click.testing import CliRunner
 from conftest import NOW, tree
 from picturegen import REMOTE, photo, pictured_story
-from PIL import Image
+from PIL import ExifTags, Image, ImageOps
 from storygen import REPO, make_story, write_story
 
 from desk.cli import main
@@ -532,6 +533,108 @@ def test_a_picture_too_tall_for_any_web_variant_is_one_finding(tmp_path: Path) -
     Image.new("L", (1, 16_383), 90).save(content / "media/pic.png")
     assert build(content, out).exit_code == 0
     assert [p.name.split(".")[-2] for p in (out / "media").glob("pic.*.webp")] == ["1w"]
+
+
+def _camera_exif(orientation: int = 6) -> Image.Exif:
+    exif = Image.Exif()
+    exif[ExifTags.Base.Orientation] = orientation
+    exif[ExifTags.Base.Make] = "CameraMaker"
+    exif[ExifTags.Base.Model] = "Model X100"
+    exif[ExifTags.Base.Copyright] = "Jane Roe"
+    exif.get_ifd(ExifTags.IFD.Exif)[ExifTags.Base.BodySerialNumber] = "SN123456789"
+    gps = exif.get_ifd(ExifTags.IFD.GPSInfo)
+    gps[ExifTags.GPS.GPSLatitudeRef] = "N"
+    gps[ExifTags.GPS.GPSLatitude] = (52.0, 31.0, 12.5)
+    gps[ExifTags.GPS.GPSLongitudeRef] = "E"
+    gps[ExifTags.GPS.GPSLongitude] = (13.0, 24.0, 36.5)
+    return exif
+
+
+CAMERA = (b"CameraMaker", b"Model X100", b"SN123456789")
+
+
+def _xmp_segment() -> bytes:
+    body = (b"http://ns.adobe.com/xap/1.0/\x00<x:xmpmeta><rdf:Description "
+            b"exif:GPSLatitude='52,31.2N' tiff:Model='Model X100'/></x:xmpmeta>")
+    return b"\xff\xe1" + (len(body) + 2).to_bytes(2, "big") + body
+
+
+def _pixels(data: bytes) -> bytes:
+    with Image.open(io.BytesIO(data)) as image:
+        return image.convert("RGB").tobytes()
+
+
+@pytest.mark.parametrize("kind", ["JPEG", "PNG", "WEBP"])
+def test_location_and_camera_data_are_stripped_from_the_published_original(
+        kind: str, tmp_path: Path) -> None:
+    content = tmp_path / "content"
+    name = f"media/phone.{kind.lower()}"
+    source = content / name
+    source.parent.mkdir(parents=True)
+    photo(source, (1200, 800), kind)
+    with Image.open(source) as image:
+        image.save(source, kind, exif=_camera_exif(), **({"quality": 90} if kind == "JPEG"
+                                                         else {}))
+    if kind == "JPEG":  # an XMP block too, as phones write one
+        data = source.read_bytes()
+        source.write_bytes(data[:2] + _xmp_segment() + data[2:])
+    written = source.read_bytes()
+    assert all(mark in written for mark in CAMERA)
+    result, out = _published(content, tmp_path, name=name)
+    assert result.exit_code == 0, result.output
+    original, = (out / "media").glob(f"phone.{'?' * 12}.{'jpg' if kind == 'JPEG' else kind.lower()}")
+    data = original.read_bytes()
+    assert not any(mark in data for mark in CAMERA) and b"GPSLatitude" not in data
+    with Image.open(original) as published:
+        exif = published.getexif()
+        assert dict(exif) == {ExifTags.Base.Orientation: 6, ExifTags.Base.Copyright: "Jane Roe"}
+        assert not exif.get_ifd(ExifTags.IFD.GPSInfo)
+        assert ImageOps.exif_transpose(published).size == (800, 1200)  # upright, as stated
+    assert _pixels(data) == _pixels(written)  # the same picture, not encoded again
+    for path in (out / "media").glob("phone.*"):
+        assert not any(mark in path.read_bytes() for mark in CAMERA), path.name
+    page = (out / PAGE.replace("story-number-1", "story-number-1") / "index.html")
+    assert 'width="800" height="1200"' in page.read_text()
+
+    # The setting keeps them: the original is published byte for byte.
+    settings = tmp_path / "desk.toml"
+    settings.write_text('base_url = "https://news.example"\nkeep_image_metadata = true\n')
+    kept = CliRunner().invoke(main, ["build", "--config", str(settings), "--content",
+                                     str(content), "--out", str(out), "--now", NOW])
+    assert kept.exit_code == 0, kept.output
+    assert original.read_bytes() == written
+
+
+def test_a_multi_picture_jpeg_is_published_as_its_first_picture(tmp_path: Path) -> None:
+    """Many cameras' JPEGs, and Android's Ultra HDR, carry a second picture (MPO)."""
+    first = Image.linear_gradient("L").resize((1200, 800)).convert("RGB")
+    second = Image.new("RGB", (300, 200), (0, 200, 0))
+    content = tmp_path / "content"
+    name = "media/camera.jpg"
+    (content / "media").mkdir(parents=True)
+    first.save(content / name, "MPO", save_all=True, append_images=[second],
+               exif=_camera_exif(1))
+    with Image.open(content / name) as told:
+        assert told.format == "MPO" and told.n_frames == 2
+    result, out = _published(content, tmp_path, name=name)
+    assert result.exit_code == 0, result.output
+    original, = (out / "media").glob(f"camera.{'?' * 12}.jpg")
+    with Image.open(original) as published:
+        assert published.format == "JPEG" and getattr(published, "n_frames", 1) == 1
+        assert published.size == (1200, 800) and "mp" not in published.info
+        assert abs(_level_of(published.convert("L")) - _level_of(first.convert("L"))) < 2
+    data = original.read_bytes()
+    assert data.count(b"\xff\xd9") >= 1 and data.endswith(b"\xff\xd9")
+    assert not any(mark in data for mark in CAMERA)
+    assert len(data) < len((content / name).read_bytes())
+    # Kept metadata or not, the second picture is left out.
+    settings = tmp_path / "desk.toml"
+    settings.write_text('base_url = "https://news.example"\nkeep_image_metadata = true\n')
+    kept = CliRunner().invoke(main, ["build", "--config", str(settings), "--content",
+                                     str(content), "--out", str(out), "--now", NOW])
+    assert kept.exit_code == 0, kept.output
+    with Image.open(original) as published:
+        assert published.format == "JPEG" and b"CameraMaker" in original.read_bytes()
 
 
 @pytest.mark.parametrize("url,reason", [

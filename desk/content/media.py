@@ -11,6 +11,9 @@ decodes only partly); a build decodes it only when it makes its variants, and a 
 fails then stops the build with the same finding (BrokenImage). Nothing here raises on a
 bad file: each problem becomes a finding at the image's pointer in the story that names
 it.
+
+A JPEG that carries more pictures (the Multi-Picture Format of many cameras' JPEGs, and
+of Android's Ultra HDR) is published as the JPEG every browser shows: its first.
 """
 
 from __future__ import annotations
@@ -38,6 +41,8 @@ __all__ = ["BrokenImage", "MediaFile", "MediaProbe", "is_local", "local_refs", "
 # Pillow's name: (MIME type, file extension).
 FORMATS = {"JPEG": ("image/jpeg", "jpg"), "PNG": ("image/png", "png"),
            "WEBP": ("image/webp", "webp")}
+# Formats published as another: an MPO's first picture is a JPEG.
+AS_FORMAT = {"MPO": "JPEG"}
 # WebP holds at most this many pixels a side: an image must have a variant of at least
 # one pixel's width whose height fits (see desk.render.images.variant_widths).
 WEBP_MAX_SIDE = 16383
@@ -216,6 +221,7 @@ def _measure(source: io.BytesIO, shown: str, probe: MediaProbe
             warnings.simplefilter("ignore", Image.DecompressionBombWarning)
             with Image.open(source) as image:
                 kind = image.format or ""
+                kind = AS_FORMAT.get(kind, kind)
                 width, height = image.size  # from the header: nothing decoded yet
                 if width * height > max_pixels:
                     return (f"{IMAGE_TOO_LARGE} {shown} is {width:,} × {height:,} pixels; at "

@@ -1,5 +1,6 @@
-"""The published files of the content's images: each one's copy under a content-hashed
-name, its resized WebP variants and its three crops, each a unit of its own.
+"""The published files of the content's images: each one's original under a
+content-hashed name (without location and camera data, see desk.render.originals), its
+resized WebP variants and its three crops, each a unit of its own.
 
 A variant's unit is keyed by the image's bytes and the variant's settings only (not by the
 templates or desk's other code), so an hourly build encodes only new or changed images,
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import struct
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -27,6 +29,7 @@ from desk.content.loader import ContentChanged
 from desk.content.media import WEBP_MAX_SIDE, BrokenImage, MediaFile
 from desk.render import Output
 from desk.render.context import RenderContext, Unit, Units
+from desk.render.originals import VERSION, published_original
 
 # The widths of the WebP variants a page's srcset offers (never wider than the original).
 WIDTHS = (480, 960, 1600)
@@ -104,11 +107,13 @@ class Job:
     media: MediaFile
     path: str
     settings: str  # what, besides the image's bytes, decides the file's bytes
+    keep: bool = False  # the original's metadata kept (keep_image_metadata)
 
 
-def jobs(media: MediaFile) -> Iterator[Job]:
-    """Every file an image is published as."""
-    yield Job(media, original_path(media), "copy")
+def jobs(media: MediaFile, keep: bool = False) -> Iterator[Job]:
+    """Every file an image is published as (`keep`: the original with its metadata)."""
+    yield Job(media, original_path(media), f"original {VERSION}{' keep' if keep else ''}",
+              keep)
     for width in variant_widths(media.width, media.height):
         yield Job(media, variant_path(media, width), f"webp {width} {sorted(WEBP.items())}")
     for ratio, path in zip(CROPS, crop_paths(media), strict=True):
@@ -119,7 +124,7 @@ def image_units(ctx: RenderContext) -> Units:
     """A unit for every file of every image the shown stories name."""
     made = encoders()
     for media in sorted(ctx.catalog.media.values(), key=lambda m: m.path):
-        for job in jobs(media):
+        for job in jobs(media, ctx.config.keep_image_metadata):
             yield Unit(job.path, ("image", media.digest, job.settings, made),
                        partial(make, job), standalone=True, cost=UNIT_COST)
 
@@ -127,12 +132,29 @@ def image_units(ctx: RenderContext) -> Units:
 def make(job: Job) -> list[Output]:
     """The file of one job (BrokenImage when the image fails to decode)."""
     media = job.media
-    if job.settings == "copy":
-        return [Output(job.path, _read(media))]
     try:
+        if job.path == original_path(media):
+            return [Output(job.path, _original(job))]
         return [Output(job.path, _made(job, _upright(media.source, media.digest)))]
     except (OSError, ValueError, SyntaxError, Image.DecompressionBombError) as exc:
         raise BrokenImage(media, str(exc)) from exc
+
+
+def _original(job: Job) -> bytes:
+    """The original's bytes as published: its own blocks without its metadata; encoded
+    again, upright and without any, when its blocks cannot be read apart."""
+    media = job.media
+    data = _read(media)
+    try:
+        return published_original(data, job.keep)
+    except (ValueError, struct.error):
+        image = _upright(media.source, media.digest)
+        if media.format == "PNG":
+            out = io.BytesIO()
+            image.save(out, "PNG", **({"icc_profile": image.info["icc_profile"]}
+                                      if "icc_profile" in image.info else {}))
+            return out.getvalue()
+        return encode(image, media.format)
 
 
 def _made(job: Job, image: Image.Image) -> bytes:
