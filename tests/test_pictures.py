@@ -659,3 +659,51 @@ def test_a_media_name_desk_will_not_publish_says_why(url: str, reason: str,
     assert problems[0].startswith(f"{story}: /images/0/url: ")
     assert f"{url!r} names a file desk will not publish: {reason}" in problems[0]
     assert "outside" not in problems[0]
+
+
+def _with_corrupt_exif(path: Path) -> None:
+    photo(path, (800, 600))
+    data = path.read_bytes()
+    # An EXIF block whose first entry says more bytes follow than the block holds.
+    tiff = (b"MM\x00*\x00\x00\x00\x08\x00\x05\x01\x12\x00\x03\x00\x00\x00\x01\x00\x06"
+            + b"\xff" * 10)
+    body = b"Exif\x00\x00" + tiff
+    path.write_bytes(data[:2] + b"\xff\xe1" + (len(body) + 2).to_bytes(2, "big") + body
+                     + data[2:])
+
+
+def test_a_corrupt_exif_block_is_one_warning_naming_the_file(tmp_path: Path) -> None:
+    content = tmp_path / "content"
+    _with_corrupt_exif(content / "media/bad.jpg")
+    result, out = _published(content, tmp_path, name="media/bad.jpg")
+    assert result.exit_code == 0, result.output
+    story = next(content.rglob("story-number-1.json"))
+    for output in (result.output, CliRunner().invoke(main, [
+            "check", "--config", str(REPO / "pyproject.toml"), "--content",
+            str(content)]).output):
+        assert "UserWarning" not in output and "site-packages" not in output, output
+        warned = [line for line in output.splitlines() if "bad.jpg" in line]
+        assert len(warned) == 1, output
+        assert warned[0].replace("[image-exif] ", "").startswith(
+            f"{story}: /images/0/url: content/media/bad.jpg has EXIF data Pillow cannot read "
+            "(Corrupt EXIF data"), warned
+    # What Pillow reads of it (the orientation) is used; nothing else is published.
+    original, = (out / "media").glob(f"bad.{'?' * 12}.jpg")
+    with Image.open(original) as published:
+        assert dict(published.getexif()) == {ExifTags.Base.Orientation: 6}
+    assert b"\xff" * 10 not in original.read_bytes()[:200]
+
+
+def test_a_story_whose_picture_cannot_be_published_is_held_back(tmp_path: Path) -> None:
+    content = tmp_path / "content"
+    write_story(content, make_story(2))
+    (content / "media").mkdir(parents=True)
+    _truncated_jpeg(content / "media/cut.jpg")
+    story = write_story(content, make_story(1, images=[{"url": "media/cut.jpg", "alt": "x",
+                                                        "credit": "y"}]))
+    out = tmp_path / "public"
+    result = build(content, out, "--hold-back")
+    assert result.exit_code == 3, result.output
+    assert f"Held back {story}" in result.output
+    assert (out / "stories/2026-11-14/story-number-2/index.html").is_file()
+    assert not (out / "stories/2026-11-14/story-number-1").exists()

@@ -124,16 +124,21 @@ class HoldBack:
 
 
 def hold_back(inspection: Inspection, counted: Sequence[Finding], config: Config,
-              history: UrlHistory, published: tuple[PublishedSite, str]) -> HoldBack:
+              history: UrlHistory, published: tuple[PublishedSite, str],
+              images: Sequence[Finding] = ()) -> HoldBack:
     """Sort the inspected content into what publishes and what is held back (`counted`:
     the findings that count for this build; `history` and `published`: the URLs published
-    so far and the site they are in, with its name for notes)."""
-    if not any(f.is_error for f in counted):
-        return HoldBack(inspection.content, tuple(counted))  # nothing to hold back
+    so far and the site they are in, with its name for notes; `images`: the findings of
+    the image files the stories name, each at the story naming it)."""
+    if not any(f.is_error for f in (*counted, *images)):
+        return HoldBack(inspection.content, (*counted, *images))  # nothing to hold back
     files = set(inspection.story_files)
     held: dict[str, list[Finding]] = {
         path: [] for path in inspection.story_files
         if inspection.own[path][0] is None or any(f.is_error for f in inspection.own[path][1])}
+    for finding in images:
+        if finding.is_error and finding.path in files:
+            held.setdefault(finding.path, [])
     stand_ins: dict[str, StandIn] = {}
     notes: dict[str, str] = {}
     while True:
@@ -152,12 +157,14 @@ def hold_back(inspection: Inspection, counted: Sequence[Finding], config: Config
             break
         for finding in blamed:
             held.setdefault(finding.path, []).append(finding)
-    story_findings = [f for f in counted if f.path in files]
+    story_findings = [f for f in (*counted, *images) if f.path in files]
+    live_paths = {s.path for s in live}
     return HoldBack(
         Content(tuple(sorted([*live, *(s.item for s in stand_ins.values())],
                              key=lambda s: s.path)),
                 inspection.drafts, inspection.withdrawals, inspection.pages),
-        tuple(sort_findings(_counted(counted, files, live, across, inspection))),
+        tuple(sort_findings([*_counted(counted, files, live, across, inspection),
+                             *(f for f in images if f.path in live_paths)])),
         tuple(HeldStory(path, _findings_of(path, story_findings, extra),
                         stand_ins[path].item.url_path if path in stand_ins else None,
                         notes[path]) for path, extra in sorted(held.items())),

@@ -189,8 +189,9 @@ def _build(config: Config, clock: Clock, target: Target, cache: BuildCache,
         return BuildReport(False, _with_held(findings, held), timings=timer.timings)
     catalog, problems = _catalog(sorted_out.content, config, clock, history, cache)
     timer.lap("catalog")
-    if problems:  # an image file that cannot be published
+    if any(p.is_error for p in problems):  # an image file that cannot be published
         return BuildReport(False, _with_held([*problems, *findings], held), timings=timer.timings)
+    findings += problems  # warnings (an image's EXIF data that Pillow cannot read)
     try:
         writer = open_writer(target, cache.state.spare, cache.state.site())
     except (WriteError, OSError) as exc:
@@ -358,6 +359,20 @@ def _with_media(catalog: Catalog, config: Config, cache: BuildCache
     return replace(catalog, media=media), problems
 
 
+def _image_findings(inspection: Inspection, config: Config, cache: BuildCache,
+                    drafts: bool) -> list[Finding]:
+    """The findings of the image files the stories shown name, each at the story that
+    names it (the probe's records kept, so the catalog's probe reads none again)."""
+    refs = list(local_refs((*inspection.stories, *(inspection.drafts if drafts else ()))))
+    if not refs:
+        return []
+    probe = MediaProbe(config.content_dir, config.image_max_bytes, config.image_max_pixels,
+                       known=cache.state.media, clean=_clean_blobs(config.content_dir))
+    _, problems, records = probe_media(refs, probe)
+    cache.state.media = {**cache.state.media, **records}
+    return problems
+
+
 def _clean_blobs(content: Path) -> Callable[[], Mapping[str, str]]:
     """Git's clean files below the content folder, asked for once, when first needed."""
     found: list[dict[str, str]] = []
@@ -458,7 +473,9 @@ def _published(config: Config, clock: Clock, target: Target, cache: BuildCache, 
     inspection, findings, history = _inspect(config, clock, target, cache, jobs)
     if inspection is None:
         return None, {}, findings, history, None
-    sorted_out = _hold_back(inspection, findings, config, clock, history, target)
+    # With --hold-back, a story whose image cannot be published is held back too.
+    images = _image_findings(inspection, config, cache, clock.drafts) if clock.hold_back else []
+    sorted_out = _hold_back(inspection, (findings, images), config, clock, history, target)
     return (sorted_out, {**inspection.parsed, **sorted_out.parsed}, list(sorted_out.findings),
             history, inspection.replaced)
 
@@ -477,17 +494,19 @@ def _left(replaced: tuple[LoadedStory, ...] | None, content: Content, catalog: C
     return (*replaced, *gone)
 
 
-def _hold_back(inspection: Inspection, findings: list[Finding], config: Config, clock: Clock,
-               history: UrlHistory, target: Target) -> HoldBack:
+def _hold_back(inspection: Inspection, found: tuple[list[Finding], list[Finding]],
+               config: Config, clock: Clock, history: UrlHistory, target: Target) -> HoldBack:
     """What this build publishes: with `clock.hold_back`, every story but the held ones
     (the last published pages of a held story read from the output folder, or from the
     live site when the build writes only the changes); else all of the content, or
-    nothing when any finding is an error."""
+    nothing when any finding is an error (`found`: the findings, and those of the image
+    files the stories name, found only when holding back)."""
+    findings, images = found
     if clock.hold_back:
         published = ((live_site(config.base_url), config.base_url)
                      if isinstance(target, ChangesOnly) else
                      (site_folder(target.out_dir), str(target.out_dir)))
-        return hold_back(inspection, findings, config, history, published)
+        return hold_back(inspection, findings, config, history, published, images)
     return HoldBack(inspection.content, tuple(findings))
 
 

@@ -4,13 +4,14 @@ checked once per version of their bytes.
 A story names a file below `content/media/` by its path there (`media/2026-11-14/rack.jpg`,
 see desk.content.models). Each such file is read and hashed, and opened with Pillow: its
 header tells its format and size, refused past the settings' limits before anything is
-decoded. What that told is remembered by the build cache (MediaRecord): a file whose stat
-is the same next time, or that git holds unchanged with the same blob (a fresh
-checkout), is not read again. `desk check` also decodes it whole (a truncated file
-decodes only partly); a build decodes it only when it makes its variants, and a file that
-fails then stops the build with the same finding (BrokenImage). Nothing here raises on a
-bad file: each problem becomes a finding at the image's pointer in the story that names
-it.
+decoded, and then decoded whole (a truncated file decodes only partly), so `desk check` and
+a build refuse the same files. What that told is remembered by the build cache
+(MediaRecord): a file whose stat is the same next time, or that git holds unchanged with
+the same blob (a fresh checkout), is not read again (`desk check` reads every file). A
+file that fails when its variants are made (changed since) stops the build with the same
+finding (BrokenImage). Nothing here raises on a bad file: each problem becomes a finding
+at the image's pointer in the story that names it, and EXIF data Pillow finds corrupt a
+warning.
 
 A JPEG that carries more pictures (the Multi-Picture Format of many cameras' JPEGs, and
 of Android's Ultra HDR) is published as the JPEG every browser shows: its first.
@@ -51,6 +52,8 @@ IMAGE_MISSING = "image-missing"
 IMAGE_INVALID = "image-invalid"
 IMAGE_TOO_LARGE = "image-too-large"
 IMAGE_OUTSIDE = "image-outside"
+IMAGE_EXIF = "image-exif"
+IMAGE_WARNING = "image-warning"
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,9 +98,10 @@ MediaRecord = tuple[int, int, int, str, str, int, int, str]
 @dataclass(frozen=True)
 class MediaProbe:
     """How image files are read: where the content is, the settings' limits, whether to
-    decode each whole, the last build's records by content path (a file whose stat is
-    the same, or that git holds unchanged with the same blob, is not read again), and
-    git's clean files (`clean()`: by path, as the content folder joins it)."""
+    read each again whatever the records say (`decode`: desk check), the last build's
+    records by content path (a file whose stat is the same, or that git holds unchanged
+    with the same blob, is not read again), and git's clean files (`clean()`: by path, as
+    the content folder joins it)."""
 
     content_dir: Path
     max_bytes: int
@@ -124,7 +128,14 @@ def probe_media(refs: Iterable[tuple[str, str, str]], probe: MediaProbe
     findings: list[Finding] = []
     for story_path, pointer, path in refs:
         if path not in found:
-            found[path] = _probe(path, probe, (story_path, pointer))
+            with warnings.catch_warnings(record=True) as told:
+                # Pillow's warnings about a file's EXIF data (corrupt, truncated): one
+                # finding naming the file, not Python's warning naming Pillow's source.
+                warnings.simplefilter("always", UserWarning)
+                found[path] = _probe(path, probe, (story_path, pointer))
+            if told and not isinstance(found[path], str):
+                findings.append(_warned(f"content/{path}", str(told[0].message),
+                                        story_path, pointer))
         result = found[path]
         if isinstance(result, str):
             code, _, message = result.partition(" ")
@@ -132,6 +143,17 @@ def probe_media(refs: Iterable[tuple[str, str, str]], probe: MediaProbe
     probed = {p: f for p, f in found.items() if not isinstance(f, str)}
     return ({p: f[0] for p, f in probed.items()}, findings,
             {p: f[1] for p, f in probed.items()})
+
+
+def _warned(shown: str, message: str, story_path: str, pointer: str) -> Finding:
+    """The warning a file's probe gave, as a finding naming the file."""
+    if "exif" in message.lower():
+        return Finding(story_path, pointer, IMAGE_EXIF, (
+            f"{shown} has EXIF data Pillow cannot read ({message.strip()}): what it reads "
+            "of it turns the picture, and none of it is published but the orientation"),
+            "warning")
+    return Finding(story_path, pointer, IMAGE_WARNING, f"{shown}: {message.strip()}",
+                   "warning")
 
 
 def media_findings(stories: Iterable[LoadedStory], config: Config) -> list[Finding]:
@@ -211,7 +233,7 @@ def _read(real: Path, shown: str, stat: os.stat_result, probe: MediaProbe
 
 def _measure(source: io.BytesIO, shown: str, probe: MediaProbe
              ) -> tuple[int, int, str] | str:
-    """An image's upright size and format (decoded whole when the probe says so); or
+    """An image's upright size and the format it is published in (decoded whole); or
     "CODE message"."""
     max_pixels = probe.max_pixels
     try:
@@ -229,8 +251,7 @@ def _measure(source: io.BytesIO, shown: str, probe: MediaProbe
                 if kind not in FORMATS:
                     return (f"{IMAGE_INVALID} {shown} is a {kind} image; desk publishes "
                             f"{', '.join(FORMATS)}")
-                if probe.decode:
-                    image.load()  # a truncated or corrupt file fails here
+                image.load()  # a truncated or corrupt file fails here
                 if _turned(image):
                     width, height = height, width
                 if height > WEBP_MAX_SIDE * width:
