@@ -76,7 +76,8 @@ bench: $(STAMP) $(ANCHORS)/.installed
 	$(BIN)/python bench/bench.py --anchors $(ANCHORS) $(ARGS)
 
 fuzz: $(STAMP)
-	DESK_FUZZ_EXAMPLES=10000 $(BIN)/python -m pytest -q -p no:cacheprovider tests/test_hostile.py $(ARGS)
+	DESK_FUZZ_EXAMPLES=10000 $(BIN)/python -m pytest -q -p no:cacheprovider tests/test_hostile.py \
+	  tests/test_picture_inputs.py $(ARGS)
 	DESK_MACHINE_EXAMPLES=100 $(BIN)/python -m pytest -q -p no:cacheprovider \
 	  tests/test_incremental_machine.py $(ARGS)
 	DESK_LOCK_TRIES=30 $(BIN)/python -m pytest -q -p no:cacheprovider tests/test_lock.py \
