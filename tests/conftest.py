@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import settings
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -19,6 +20,11 @@ from storygen import REPO  # noqa: E402
 from desk.cli import main  # noqa: E402
 
 NOW = "2026-11-15T00:00:00Z"
+
+# No property test is timed: speed targets live in `make bench`, and on a machine shared
+# by several builds one example can take longer than hypothesis' default 200 ms deadline.
+settings.register_profile("desk", deadline=None)
+settings.load_profile("desk")
 
 
 @dataclass
