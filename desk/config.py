@@ -47,6 +47,20 @@ class ConfigError(Exception):
     """The configuration file or a flag holds a value desk cannot use."""
 
 
+class Editor(BaseModel):
+    """A newsroom's editor in charge: the person who answers for what it publishes."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str = Field(min_length=1)
+    url: str | None = None  # a page about them, e.g. an About section
+
+    @field_validator("url")
+    @classmethod
+    def _page_url(cls, value: str | None) -> str | None:
+        return None if value is None else check_url(value)
+
+
 class Config(BaseModel):
     """Everything a build needs to know besides the content itself."""
 
@@ -65,6 +79,9 @@ class Config(BaseModel):
     cache_dir: Path = Path(".desk-cache")
     newsrooms: dict[str, str] = Field(default_factory=dict)
     beats: dict[str, str] = Field(default_factory=dict)  # beat titles, by beat
+    # Each newsroom's editor in charge, by newsroom: named on its stories (JSON-LD's
+    # accountablePerson) whether or not a person reviewed them.
+    editors: dict[str, Editor] = Field(default_factory=dict)
     page_size: int = Field(default=20, ge=1)
     feed_size: int = Field(default=50, ge=1)
     # URLs in one sitemap file at most (the protocol's limit): a site with more gets an
@@ -140,9 +157,9 @@ class Config(BaseModel):
     def _hub_url(cls, value: str | None) -> str | None:
         return None if value is None else check_url(value)
 
-    @field_validator("newsrooms", "beats")
+    @field_validator("newsrooms", "beats", "editors")
     @classmethod
-    def _newsroom_keys(cls, value: dict[str, str]) -> dict[str, str]:
+    def _newsroom_keys(cls, value: dict[str, Any]) -> dict[str, Any]:
         for key in value:
             check_segment(key)
         return value

@@ -171,6 +171,9 @@ def assert_story_text(markdown: str, data: dict[str, Any], reader: str) -> None:
     assert kicker.tag == "p" and [e.tag for e in kicker] == ["em"], reader
     assert text_of(kicker) == norm(s["angle"]), reader
     after_h1 = list(root.iter("h1"))[0].itersiblings()
+    sources = len(s["manifests"])
+    assert text_of(next(after_h1)) == (
+        f"Written by an agent from {sources} sources · Published without human review"), reader
     assert text_of(next(after_h1)) == norm(s["dek"]), reader
     assert text_of(next(after_h1)).startswith(norm(s["labels"]["trust_text"]) + " · "
                                               + norm(s["newsroom_title"]) + " · "

@@ -212,15 +212,19 @@ def test_a_page_per_beat_newest_first_with_its_feeds(site: Path) -> None:
 def test_the_story_page_links_its_beat_and_names_its_agent(site: Path) -> None:
     page = site / "stories/2026-11-14/story-number-1/index.html"
     html = lxml.html.fromstring(page.read_bytes())
-    assert html.xpath('//meta[@name="author"]/@content') == ["desk-editor"]
-    assert html.xpath('//a[@rel="author"]/@href') == ["/agents/desk-editor/"]
+    # The agent wrote it and is named as its writer; the publisher is its author.
+    assert html.xpath('//meta[@name="author"]/@content') == ["Hanging Context"]
+    assert html.xpath('//p[@class="made-by"]//a/@href')[0] == "/agents/desk-editor/"
+    assert not html.xpath('//a[@rel="author"]')
     crumbs = html.xpath('//nav[@class="breadcrumbs"]//a')
     assert [(a.text, a.get("href")) for a in crumbs][1:] == [
         ("Artificial Intelligence", "/n/artificial-intelligence/"),
         ("Models", "/n/artificial-intelligence/beats/models/")]
     (article,) = extruct.extract(page.read_text(), syntaxes=["json-ld"])["json-ld"]
-    assert article["author"][0]["name"] == "desk-editor"
-    assert article["author"][0]["url"] == BASE + "/agents/desk-editor/"
+    assert article["contributor"][0]["name"] == "desk-editor"
+    assert article["contributor"][0]["url"] == BASE + "/agents/desk-editor/"
+    assert article["author"] == [{"@type": "NewsMediaOrganization", "name": "Hanging Context",
+                                  "url": BASE + "/"}]
 
 
 def test_a_page_per_agent_with_each_story_s_run(site: Path) -> None:

@@ -32,8 +32,11 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("reader")
     content = root / "content"
     make_corpus(content, 12)
+    # Reviewed, so that the disclosure line's other form is checked too.
     write_story(content, pictured_story(50, content,
-                                        published_at=datetime(2026, 11, 14, 9, tzinfo=UTC)))
+                                        published_at=datetime(2026, 11, 14, 9, tzinfo=UTC),
+                                        review={"by": "Ada Editor", "at": "2026-11-14T10:00:00Z",
+                                                "url": "https://hangingcontext.com/about/"}))
     data = seed()
     data["corrections"] = [{"at": "2026-11-14T18:00:00Z", "text": "An earlier version misstated a figure."}]
     write_story(content, data)
@@ -138,9 +141,13 @@ def test_json_ld_news_article(site: Path) -> None:
     assert data["description"].startswith("One host served 20.23 million")
     assert data["datePublished"] == "2026-11-14T12:36:05Z"
     assert data["dateModified"] == "2026-11-14T18:00:00Z"
-    assert data["author"][0] == {"@type": "Organization",
-                                 "additionalType": "https://schema.org/SoftwareApplication",
-                                 "name": "muse", "url": "https://hangingcontext.com/agents/muse/"}
+    # The publisher is the author; the agent that wrote it, a contributor.
+    assert data["author"] == [{"@type": "NewsMediaOrganization", "name": "Hanging Context",
+                               "url": "https://hangingcontext.com/"}]
+    assert data["contributor"] == [{
+        "@type": "Organization", "additionalType": "https://schema.org/SoftwareApplication",
+        "name": "muse", "url": "https://hangingcontext.com/agents/muse/"}]
+    assert data["digitalSourceType"] == "https://schema.org/TrainedAlgorithmicMediaDigitalSource"
     assert data["publisher"]["@type"] == "NewsMediaOrganization"
     assert data["mainEntityOfPage"] == {"@type": "WebPage", "@id": url}
     assert data["articleSection"] == "Artificial Intelligence"
@@ -214,12 +221,14 @@ def test_citations_and_byline_read_well_without_css(site: Path) -> None:
     title = "Kimi K3.1 Pro: more throughput from the same GPUs"
     assert body.count(title) == 1  # in the sources list, once
     byline = " ".join(document.cssselect(".byline")[0].text_content().split())
-    assert byline == ("Confirmed · 3 Manifests · By muse for Hanging Context · "
-                      "Artificial Intelligence · Infrastructure · "
+    assert byline == ("Confirmed · 3 Manifests · Artificial Intelligence · Infrastructure · "
                       "14 November 2026, 12:36 UTC · Edition 2026-11-14T12")
+    made = " ".join(document.cssselect(".made-by")[0].text_content().split())
+    assert made == "Written by agent muse from 3 sources · Published without human review"
     front = lxml.html.fromstring((site / "index.html").read_bytes())
     meta = " ".join(front.cssselect(".card .meta")[0].text_content().split())
     assert meta.endswith(" · 14 November 2026, 12:36 UTC") and "  " not in meta, meta
+    assert meta.startswith("Agent-written · "), meta
 
 
 def test_story_html_is_not_much_larger_than_its_json(site: Path) -> None:

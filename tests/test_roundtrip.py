@@ -47,6 +47,10 @@ def test_built_index_json_equals_input_but_recomputed_urls(desk, content: Path,
     for key in ("url", "links"):
         built.pop(key), raw.pop(key)
     built["reuse"].pop("canonical_url"), raw["reuse"].pop("canonical_url")
+    # The one key desk adds, derived from the story, comes last.
+    assert list(built)[-1] == "authorship"
+    assert built.pop("authorship")["statement"] == (
+        "Written by agent muse from 3 sources · Published without human review")
     assert built == raw
 
 
@@ -61,7 +65,7 @@ def test_unknown_keys_are_kept_in_order_and_warned(desk, content: Path, tmp_path
     assert f"{path}: /headlnie: unknown key 'headlnie' is kept but not used (did you mean 'headline'?)" in result.stderr
     assert f"{path}: /key_facts/0/extra: unknown key 'extra' is kept but not used" in result.stderr
     built = json.loads((out / "stories/2026-11-14/story-number-1/index.json").read_text())
-    keys = [k for k in built if k not in ("url", "links")]  # added by the layout
+    keys = [k for k in built if k not in ("url", "links", "authorship")]  # added by desk
     assert keys[0] == "x_first" and keys[-1] == "headlnie"
     assert built["key_facts"][0]["extra"] == [1, 2]
     assert built["x_first"] == {"a": 1}

@@ -60,6 +60,7 @@ class Texts(NamedTuple):
     angle: str
     trust_text: str
     run_id: str  # the writer's run (agent pages show it)
+    reviewed_by: str  # who reviewed the story ("" when no person did): cards say so
     # The headline of each related link ("" for none): only the story's own page shows
     # them, where the links' URLs are read by every build (Summary.related_urls).
     related_headlines: tuple[str, ...] = ()
@@ -138,6 +139,7 @@ class Summary:
     angle = _TextField()
     trust_text = _TextField()  # the trust label in words
     run_id = _TextField()
+    reviewed_by = _TextField()
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Summary) and self._compared() == other._compared()
@@ -156,6 +158,7 @@ class Summary:
         writer = story.writer
         texts = Texts(story.slug, story.headline, story.dek, story.angle,
                       story.labels.trust_text, writer.run_id if writer else "",
+                      story.review.by if story.review else "",
                       tuple(r.headline for r in story.related))
         corrections = tuple(sorted(((c.at, c.text) for c in story.corrections), reverse=True))
         return cls(story.id, story.newsroom, story.newsroom_title, story.edition,

@@ -171,6 +171,7 @@ def json_item(entry: Entry, config: Config) -> dict[str, Any]:
             "edition": story.edition,
             "trust": story.labels.trust,
             "trust_text": story.labels.trust_text,
+            "disclosure": view.disclosure.as_json(view.agent_url),
             "cited_manifest_ids": list(story.cited_manifest_ids),
             "citations": [
                 {

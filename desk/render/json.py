@@ -25,11 +25,17 @@ def encode(data: Any) -> bytes:
 LINK_KEYS = tuple(field.alias or name for name, field in Links.model_fields.items())
 
 
-def story_json(story: Story, config: Config, like: dict[str, Any]) -> bytes:
+# The key of index.json that desk derives, not the story: how the story was made and
+# who reviewed it (desk.render.disclosure), the facts its page's disclosure line states.
+AUTHORSHIP = "authorship"
+
+
+def story_json(story: Story, config: Config, like: dict[str, Any],
+               authorship: dict[str, Any] | None = None) -> bytes:
     """index.json: the story in schema hangingcontext.desk/1, with url, links and
     reuse.canonical_url recomputed from the layout, in the key order of `like` (the parsed
     input it was validated from); keys the input lacked come after its own, in the
-    models' order.
+    models' order; then `authorship`, when given (derived, never the input's).
 
     What the story's model says with those three replaced (its `model_copy`) and dumped,
     patched into the dump instead: copying models cost twice the rest of index.json.
@@ -49,4 +55,8 @@ def story_json(story: Story, config: Config, like: dict[str, Any]) -> bytes:
                         if type(links) is dict else {})}
     if story.reuse is not None:
         data["reuse"]["canonical_url"] = expected["/reuse/canonical_url"]
-    return encode(order_like(data, like))
+    data = order_like(data, like)
+    if authorship is not None:
+        data.pop(AUTHORSHIP, None)
+        data[AUTHORSHIP] = authorship
+    return encode(data)

@@ -8,6 +8,8 @@ import orjson
 
 from desk import urls
 from desk.config import Config
+from desk.content.models import Manifest
+from desk.render.disclosure import DIGITAL_SOURCE_TYPE
 from desk.render.templates import isotime
 from desk.render.view import StoryView
 
@@ -57,38 +59,47 @@ def publisher_document(config: Config, policies: Policies) -> dict[str, Any]:
 
 
 def news_article(view: StoryView, config: Config, policies: Policies = ()) -> str:
-    """schema.org NewsArticle as JSON-LD (`policies`: the publisher's policy pages)."""
+    """schema.org NewsArticle as JSON-LD (`policies`: the publisher's policy pages).
+
+    The publisher is its author and answers for it; the agent that wrote it is a
+    contributor, and `digitalSourceType` says the text is a trained model's (Google's
+    guidance: an AI named as the byline's author is no disclosure). A story a person
+    reviewed names them as its editor and its page's reviewer."""
     story = view.story
-    organization = {"@type": "Organization", "name": config.title,
+    made = view.disclosure
+    organization = {"@type": "NewsMediaOrganization", "name": config.title,
                     "url": urls.absolute(config, urls.HOME)}
+    page: dict[str, Any] = {"@type": "WebPage", "@id": view.url}
     data: dict[str, Any] = {
         "@context": "https://schema.org",
         "@type": "NewsArticle",
         "headline": story.headline,
         "description": story.dek,
         "url": view.url,
-        "mainEntityOfPage": {"@type": "WebPage", "@id": view.url},
+        "mainEntityOfPage": page,
         "datePublished": isotime(story.published_at),
         "dateModified": isotime(view.modified_at),
         "image": article_images(view, config),
         "inLanguage": config.language,
-        "author": [_agent(view, config) if view.agent else organization],
+        "digitalSourceType": DIGITAL_SOURCE_TYPE,
+        "author": [organization],
         "publisher": publisher(config, policies),
         "articleSection": view.newsroom_title,
         "isPartOf": {"@type": "PublicationIssue", "issueNumber": story.edition,
                      "url": urls.absolute(config, urls.edition_path(story.edition))},
-        "citation": [
-            {"@type": "CreativeWork", "name": src.manifest.title or src.manifest.manifest_id,
-             "identifier": src.manifest.manifest_id,
-             **({"url": src.manifest.source_url} if src.manifest.source_url else {}),
-             **({"publisher": src.manifest.source_name} if src.manifest.source_name else {}),
-             **({"datePublished": src.manifest.published_date.isoformat()}
-                if src.manifest.published_date else {})}
-            for src in view.sources
-        ],
+        "citation": [_source(src.manifest) for src in view.sources],
         "isBasedOn": [src.manifest.source_url for src in view.sources if src.manifest.source_url],
         "license": urls.absolute(config, urls.REUSE_TERMS),
     }
+    if view.agent:
+        data["contributor"] = [_agent(view)]
+    if made.reviewer is not None and made.reviewed_at is not None:
+        reviewer = made.reviewer.schema()
+        data["editor"] = [reviewer]
+        page.update(reviewedBy=reviewer, lastReviewed=made.reviewed_at.date().isoformat())
+    accountable = made.editor or made.reviewer
+    if accountable is not None:
+        data["accountablePerson"] = [accountable.schema()]
     if story.beat:
         data["keywords"] = [story.beat]
     if view.corrections:
@@ -97,9 +108,19 @@ def news_article(view: StoryView, config: Config, policies: Policies = ()) -> st
     return script_json(data)
 
 
-def _agent(view: StoryView, config: Config) -> dict[str, Any]:
-    """The writing agent as the article's author (software: schema.org's authors are
-    people or organizations, so it is an organization of that additional type)."""
+def _source(manifest: Manifest) -> dict[str, Any]:
+    """A cited manifest as a schema.org CreativeWork."""
+    return {"@type": "CreativeWork", "name": manifest.title or manifest.manifest_id,
+            "identifier": manifest.manifest_id,
+            **({"url": manifest.source_url} if manifest.source_url else {}),
+            **({"publisher": manifest.source_name} if manifest.source_name else {}),
+            **({"datePublished": manifest.published_date.isoformat()}
+               if manifest.published_date else {})}
+
+
+def _agent(view: StoryView) -> dict[str, Any]:
+    """The writing agent (software: schema.org's contributors are people or organizations,
+    so it is an organization of that additional type)."""
     return {"@type": "Organization", "additionalType": "https://schema.org/SoftwareApplication",
             "name": view.agent, "url": view.agent_url}
 

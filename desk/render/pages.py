@@ -31,6 +31,7 @@ from desk.content.loader import LoadedStory
 from desk.content.models import REUSE_FIELDS
 from desk.render import Output
 from desk.render.context import RenderContext, Unit, Units, carried_apart
+from desk.render.disclosure import CARD_WRITTEN, card_marker
 from desk.render.json import encode
 from desk.render.pictures import card_src
 from desk.render.sitemaps import PartPages, SitemapEntry
@@ -69,6 +70,7 @@ class Card:
     digest: str
     draft: bool = False
     image: str = ""  # the lead image's small variant, as the card shows it ('' for none)
+    made: str = CARD_WRITTEN  # how the story was made (desk.render.disclosure.card_marker)
 
     def as_json(self) -> dict[str, Any]:
         """The listing entry of index.json (`draft` only on a draft, in the preview)."""
@@ -139,6 +141,7 @@ def card(ctx: RenderContext, item: LoadedStory) -> Card:
         digest=ctx.stories.digests.get(path, ""),
         draft=item.draft,
         image=card_src(story.images, ctx.config, ctx.catalog.media),
+        made=card_marker(story.reviewed_by),
     )
 
 

@@ -59,7 +59,9 @@ def story_meta(view: StoryView, config: Config, site: SiteContext) -> PageMeta:
             else Crumb(story.edition, view.edition_href),
             Crumb(story.headline, ""),
         ),
-        author=view.agent,
+        # The publisher answers for the story: an agent is no byline (it is named, as the
+        # writer, in the disclosure line and as the JSON-LD's contributor).
+        author=config.title,
         og=open_graph(view, config),
         jsonld=news_article(view, config, site.policies),
         robots="noindex" if view.draft else "",
@@ -79,7 +81,8 @@ def render_story(story: Story, raw: dict[str, Any], ctx: RenderContext,
     return [
         Output(view.path, html.encode("utf-8")),
         Output(view.path + "index.md", markdown.encode("utf-8")),
-        Output(view.path + "index.json", story_json(story, ctx.config, raw)),
+        Output(view.path + "index.json", story_json(
+            story, ctx.config, raw, view.disclosure.as_json(view.agent_url))),
     ], view
 
 

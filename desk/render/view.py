@@ -18,6 +18,7 @@ from desk.content.loader import LoadedStory, story_url_path
 from desk.content.media import is_local
 from desk.content.models import Cite, Manifest, Story
 from desk.content.prose import Prose
+from desk.render.disclosure import Disclosure, disclosure_of
 from desk.render.pictures import Picture, pictures
 
 
@@ -128,6 +129,7 @@ class StoryView:
     pictures: tuple[Picture, ...]  # the first is the lead
     modified_at: datetime
     entry_id: str  # in feeds, the same wherever the story moves
+    disclosure: Disclosure  # who wrote it, from what, and who reviewed it
     draft: bool = False  # shown in the preview only, marked as a draft
     search_entry: str = ""  # this version at this URL in the search index (desk.search.bundles)
     beat_title: str = ""  # "" when the story has no beat
@@ -193,6 +195,7 @@ def story_view(story: Story, catalog: Catalog, config: Config, prose: Prose,
         SourceView(n, manifests[mid]) for mid, n in sorted(numbers.items(), key=lambda x: x[1])
     )
     path = story_url_path(story)
+    byline = _byline(story, config)
     return StoryView(
         story=story,
         path=path,
@@ -215,9 +218,10 @@ def story_view(story: Story, catalog: Catalog, config: Config, prose: Prose,
         pictures=pictures(story.images, config, catalog.media),
         modified_at=story.modified_at,
         entry_id=urls.entry_id(config, story.id),
+        disclosure=disclosure_of(story, len(sources), byline.get("agent_href", ""), config),
         draft=draft,
         search_entry=search_entry,
-        **_byline(story, config),
+        **byline,
     )
 
 

@@ -1,0 +1,235 @@
+"""An agent-written desk that says so: the disclosure at first exposure and an
+accountable editor, for people and for machines (read back by real parsers: lxml, pyld,
+extruct, feedparser)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import extruct
+import feedparser
+import lxml.html
+import pytest
+from click.testing import CliRunner
+from pyld import jsonld
+from storygen import REPO, SEED_PATH, make_story, seed, write_story
+from test_publish import nu_errors
+
+from desk.cli import main
+from desk.config import ConfigError, load_config
+
+NOW = "2026-11-15T00:00:00Z"
+BASE = "https://hangingcontext.com"
+SCHEMA = "https://schema.org/"
+SEED = "stories/2026-11-14/inference-throughput-race-kimi-deepseek/"
+SEED_URL = f"{BASE}/{SEED}"
+SEED_LINE = "Written by agent muse from 3 sources · Published without human review"
+EDITOR = "Ada Editor"
+EDITOR_URL = f"{BASE}/about/#editors"
+REVIEWED_LINE = f"Written by agent muse from 3 sources · Reviewed by {EDITOR}, 14 November 2026"
+
+
+def build(config: Path, content: Path, out: Path, *extra: str) -> Any:
+    return CliRunner().invoke(main, ["build", "--config", str(config), "--content",
+                                     str(content), "--out", str(out), "--now", NOW,
+                                     "--no-search", "--no-cache", *extra])
+
+
+def settings(folder: Path) -> Path:
+    """A desk.toml for the site, with the AI newsroom's editor in charge."""
+    path = folder / "desk.toml"
+    path.write_text(f'base_url = "{BASE}"\ntitle = "Hanging Context"\n'
+                    "[editors.artificial-intelligence]\n"
+                    f'name = "{EDITOR}"\nurl = "{EDITOR_URL}"\n', encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def seed_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The shipped content (the seed story, as it is), with the repository's settings."""
+    out = tmp_path_factory.mktemp("trust-seed") / "public"
+    result = build(REPO / "pyproject.toml", REPO / "content", out)
+    assert result.exit_code == 0, result.output
+    return out
+
+
+@pytest.fixture(scope="module")
+def reviewed_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The seed story reviewed by the newsroom's editor in charge (the review naming no
+    URL of its own), beside an unreviewed story; the editor named in the settings."""
+    root = tmp_path_factory.mktemp("trust-reviewed")
+    content = root / "content"
+    data = seed()
+    data["review"] = {"by": EDITOR, "at": "2026-11-14T13:05:00Z"}
+    write_story(content, data, SEED_PATH.name)
+    write_story(content, make_story(1, writer={"agent": "muse", "run_id": "r1"}))
+    result = build(settings(root), content, root / "public")
+    assert result.exit_code == 0, result.output
+    return root / "public"
+
+
+def page(site: Path, path: str = SEED) -> lxml.html.HtmlElement:
+    return lxml.html.fromstring((site / path / "index.html").read_bytes())
+
+
+def text_of(element: lxml.html.HtmlElement) -> str:
+    return " ".join(element.text_content().split())
+
+
+def article_of(site: Path, path: str = SEED) -> dict[str, Any]:
+    """The story page's NewsArticle as extruct reads it."""
+    html = (site / path / "index.html").read_text(encoding="utf-8")
+    (article,) = extruct.extract(html, base_url=BASE, syntaxes=["json-ld"])["json-ld"]
+    assert article["@type"] == "NewsArticle"
+    return article
+
+
+# URL-valued terms, as schema.org's own context declares them.
+_IDS = ("url", "digitalSourceType", "sameAs", "additionalType")
+
+
+def offline_loader(url: str, options: dict[str, Any]) -> dict[str, Any]:
+    """schema.org's context, offline: every term in its vocabulary."""
+    assert url.rstrip("/") in ("https://schema.org", "http://schema.org"), url
+    context = {"@vocab": SCHEMA, **{k: {"@id": SCHEMA + k, "@type": "@id"} for k in _IDS}}
+    return {"contentType": "application/ld+json", "contextUrl": None, "documentUrl": url,
+            "document": {"@context": context}}
+
+
+def graph_of(site: Path, path: str = SEED) -> dict[str, dict[str, Any]]:
+    """The JSON-LD of a story page flattened by pyld: every node by its @id."""
+    html = (site / path / "index.html").read_text(encoding="utf-8")
+    (script,) = re.findall(r'<script type="application/ld\+json">(.*?)</script>', html, re.S)
+    flat = jsonld.flatten(json.loads(script), None, {"documentLoader": offline_loader})
+    return {node["@id"]: node for node in flat}
+
+
+def the_article(graph: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    (found,) = [n for n in graph.values() if SCHEMA + "NewsArticle" in n.get("@type", [])]
+    return found
+
+
+def values(node: dict[str, Any], term: str) -> list[Any]:
+    return [v.get("@value", v.get("@id")) for v in node.get(SCHEMA + term, [])]
+
+
+def test_the_seed_story_says_who_wrote_it_above_its_standfirst(seed_site: Path) -> None:
+    header = page(seed_site).find_class("story-header")[0]
+    order = [e.get("class") or e.tag for e in header]
+    assert order.index("made-by") == order.index("h1") + 1
+    assert order.index("dek") == order.index("made-by") + 1
+    line = header.find_class("made-by")[0]
+    assert text_of(line) == SEED_LINE
+    assert [a.get("href") for a in line.iter("a")] == ["/agents/muse/", "#sources-title"]
+    assert page(seed_site).get_element_by_id("sources-title") is not None
+    # No byline gives the agent as the author any more.
+    assert page(seed_site).xpath('//meta[@name="author"]/@content') == ["Hanging Context"]
+
+
+def test_the_seed_story_json_ld_names_the_agent_as_contributor(seed_site: Path) -> None:
+    article = article_of(seed_site)
+    assert article["digitalSourceType"] == SCHEMA + "TrainedAlgorithmicMediaDigitalSource"
+    assert article["contributor"] == [{
+        "@type": "Organization", "additionalType": SCHEMA + "SoftwareApplication",
+        "name": "muse", "url": f"{BASE}/agents/muse/"}]
+    assert article["author"] == [{"@type": "NewsMediaOrganization", "name": "Hanging Context",
+                                  "url": f"{BASE}/"}]
+    assert "editor" not in article and "reviewedBy" not in article["mainEntityOfPage"]
+    # The same, expanded by pyld as a consumer would.
+    node = the_article(graph_of(seed_site))
+    assert values(node, "digitalSourceType") == [SCHEMA + "TrainedAlgorithmicMediaDigitalSource"]
+    (agent,) = [graph_of(seed_site)[c] for c in values(node, "contributor")]
+    assert values(agent, "name") == ["muse"]
+
+
+def test_the_seed_story_s_disclosure_in_every_format(seed_site: Path) -> None:
+    data = json.loads((seed_site / SEED / "index.json").read_bytes())
+    assert data["authorship"] == {
+        "statement": SEED_LINE,
+        "digital_source_type": SCHEMA + "TrainedAlgorithmicMediaDigitalSource",
+        "written_by": {"agent": "muse", "url": f"{BASE}/agents/muse/"},
+        "sources": 3, "human_review": None, "editor_in_charge": None}
+    markdown = (seed_site / SEED / "index.md").read_text(encoding="utf-8")
+    head, body = markdown.split("\n---\n", 1)
+    assert f'disclosure: "{SEED_LINE}"' in head
+    # Under the headline, before the standfirst.
+    assert body.index(f"\n{SEED_LINE}\n") < body.index(seed()["dek"][:40])
+    assert body.index("\n# Throughput") < body.index(f"\n{SEED_LINE}\n")
+    assert f"\n{SEED_LINE}\n" in (seed_site / "llms-full.txt").read_text(encoding="utf-8")
+    for feed in ("feed.xml", "atom.xml"):
+        parsed = feedparser.parse((seed_site / feed).read_bytes())
+        assert not parsed.bozo, parsed.bozo_exception
+        (entry,) = parsed.entries
+        assert f"<p>{SEED_LINE}</p>" in entry.content[0].value, feed
+    (item,) = json.loads((seed_site / "feed.json").read_bytes())["items"]
+    assert f"<p>{SEED_LINE}</p>" in item["content_html"]
+    assert item["_desk"]["disclosure"] == data["authorship"]
+
+
+def test_every_card_listing_a_story_marks_it_agent_written(seed_site: Path,
+                                                           reviewed_site: Path) -> None:
+    for path in ("", "n/artificial-intelligence/", "editions/2026-11-14T12/", "agents/muse/"):
+        cards = page(seed_site, path).find_class("card")
+        assert cards, path
+        assert [text_of(c.find_class("made")[0]) for c in cards] == ["Agent-written"], path
+    marks = {text_of(c.find_class("card-title")[0]): text_of(c.find_class("made")[0])
+             for c in page(reviewed_site, "").find_class("card")}
+    assert marks == {seed()["headline"]: "Agent-written, human-reviewed",
+                     "Headline of story 1": "Agent-written"}
+
+
+def test_a_reviewed_story_names_its_editor(reviewed_site: Path) -> None:
+    line = page(reviewed_site).find_class("made-by")[0]
+    assert text_of(line) == REVIEWED_LINE
+    # The review names no URL: the editor in charge's own page, from the settings.
+    assert line.xpath(".//a/@href")[-1] == EDITOR_URL
+    assert line.xpath(".//time/@datetime") == ["2026-11-14T13:05:00Z"]
+    footer = page(reviewed_site).find_class("editor-in-charge")[0]
+    assert text_of(footer) == f"Editor in charge of Artificial Intelligence: {EDITOR}"
+    article = article_of(reviewed_site)
+    editor = {"@type": "Person", "name": EDITOR, "url": EDITOR_URL}
+    assert article["editor"] == [editor] and article["accountablePerson"] == [editor]
+    assert article["mainEntityOfPage"]["reviewedBy"] == editor
+    assert article["mainEntityOfPage"]["lastReviewed"] == "2026-11-14"
+    assert article["author"][0]["@type"] == "NewsMediaOrganization"
+    # pyld: the page (the article's main entity) was reviewed by a person.
+    graph = graph_of(reviewed_site)
+    (webpage,) = [graph[i] for i in values(the_article(graph), "mainEntityOfPage")]
+    (reviewer,) = [graph[i] for i in values(webpage, "reviewedBy")]
+    assert values(reviewer, "name") == [EDITOR]
+    data = json.loads((reviewed_site / SEED / "index.json").read_bytes())["authorship"]
+    assert data["statement"] == REVIEWED_LINE
+    assert data["human_review"] == {"name": EDITOR, "url": EDITOR_URL,
+                                    "at": "2026-11-14T13:05:00Z"}
+    assert data["editor_in_charge"] == {"name": EDITOR, "url": EDITOR_URL}
+    assert f"\n{REVIEWED_LINE}\n" in (reviewed_site / SEED / "index.md").read_text()
+    assert f"\n{REVIEWED_LINE}\n" in (reviewed_site / "llms-full.txt").read_text()
+
+
+def test_an_unreviewed_story_names_its_newsroom_s_editor_as_accountable(
+        reviewed_site: Path) -> None:
+    path = "stories/2026-11-14/story-number-1/"
+    assert text_of(page(reviewed_site, path).find_class("made-by")[0]) == (
+        "Written by agent muse from 2 sources · Published without human review")
+    article = article_of(reviewed_site, path)
+    assert article["accountablePerson"] == [{"@type": "Person", "name": EDITOR,
+                                             "url": EDITOR_URL}]
+    assert "editor" not in article and "reviewedBy" not in article["mainEntityOfPage"]
+
+
+def test_editors_settings_are_checked(tmp_path: Path) -> None:
+    path = tmp_path / "desk.toml"
+    path.write_text(f'base_url = "{BASE}"\n[editors.Bad_Room]\nname = "X"\n'
+                    '[editors.climate]\nname = "Y"\nurl = "javascript:alert(1)"\n')
+    with pytest.raises(ConfigError) as raised:
+        load_config(path)
+    assert "editors.Bad_Room" in str(raised.value) or "editors" in str(raised.value)
+    assert "absolute http(s) URL" in str(raised.value)
+
+
+def test_the_disclosure_and_editor_pages_are_valid_html(reviewed_site: Path,
+                                                        seed_site: Path) -> None:
+    assert nu_errors(reviewed_site / SEED, seed_site / SEED) == []
