@@ -82,6 +82,9 @@ class Config(BaseModel):
     # Each newsroom's editor in charge, by newsroom: named on its stories (JSON-LD's
     # accountablePerson) whether or not a person reviewed them.
     editors: dict[str, Editor] = Field(default_factory=dict)
+    # False: a story without a review record is an error (`desk check` refuses it,
+    # `desk build --hold-back` holds it back), for a desk whose every story a person reviews.
+    publish_unreviewed: bool = True
     page_size: int = Field(default=20, ge=1)
     feed_size: int = Field(default=50, ge=1)
     # URLs in one sitemap file at most (the protocol's limit): a site with more gets an

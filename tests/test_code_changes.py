@@ -74,8 +74,8 @@ def test_a_changed_check_reports_its_finding_in_the_next_cached_build(tmp_path: 
     assert "a rule added since" not in first.stderr
 
     changed = changed_copy(
-        tmp_path, "content/checks.py", "    reuse_matches_site,\n)",
-        '    reuse_matches_site,\n    lambda story, config: iter([Problem("/id", "added-rule",'
+        tmp_path, "content/checks.py", "    reviewed,\n)",
+        '    reviewed,\n    lambda story, config: iter([Problem("/id", "added-rule",'
         ' "a rule added since", "warning")]),\n)')
     second = run_desk(args, tmp_path, changed)
     assert second.returncode == 0, second.stderr

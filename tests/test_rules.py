@@ -65,7 +65,8 @@ def _no_credit(story: dict[str, Any]) -> None:
 
 
 # code: (how story 1 is changed, what a second story shares with it: its URL, its id or
-# its newsroom under another title; "no reuse" builds without the site's reuse terms; or
+# its newsroom under another title; "no reuse" builds without the site's reuse terms,
+# "reviewed only" with publish_unreviewed = false; or
 # a withdrawal names an id no story has / story 1 twice)
 CASES: dict[str, tuple[Mutate | None, str]] = {
     checks.UNCITED_TEXT: (_uncite_fact, ""),
@@ -80,6 +81,7 @@ CASES: dict[str, tuple[Mutate | None, str]] = {
     checks.RELATED_MISSING: (_related_missing, ""),
     checks.IMAGE_ALT_MISSING: (_no_alt, ""),
     checks.IMAGE_CREDIT_MISSING: (_no_credit, ""),
+    checks.REVIEW_MISSING: (None, "reviewed only"),
     checks.DUPLICATE_URL: (None, "url"),
     checks.DUPLICATE_ID: (None, "id"),
     checks.NEWSROOM_TITLE_CONFLICT: (None, "title"),
@@ -119,6 +121,8 @@ def test_each_case_raises_its_code(code: str, tmp_path: Path) -> None:
         write_withdrawal(content, story["id"], name="first.json")
         write_withdrawal(content, story["id"], name="second.json")
     reuse = {"reuse": {}} if twin == "no reuse" else {}
+    if twin == "reviewed only":
+        reuse["publish_unreviewed"] = False
     config = load_config(REPO / "pyproject.toml", {"content_dir": content, **reuse})
     codes = [f.code for f in inspect_content(config).findings]
     assert code in codes

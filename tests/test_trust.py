@@ -38,10 +38,15 @@ def build(config: Path, content: Path, out: Path, *extra: str) -> Any:
                                      "--no-search", "--no-cache", *extra])
 
 
-def settings(folder: Path) -> Path:
+def check(config: Path, content: Path) -> Any:
+    return CliRunner().invoke(main, ["check", "--config", str(config), "--content",
+                                     str(content)])
+
+
+def settings(folder: Path, extra: str = "") -> Path:
     """A desk.toml for the site, with the AI newsroom's editor in charge."""
     path = folder / "desk.toml"
-    path.write_text(f'base_url = "{BASE}"\ntitle = "Hanging Context"\n'
+    path.write_text(f'base_url = "{BASE}"\ntitle = "Hanging Context"\n{extra}\n'
                     "[editors.artificial-intelligence]\n"
                     f'name = "{EDITOR}"\nurl = "{EDITOR_URL}"\n', encoding="utf-8")
     return path
@@ -220,6 +225,29 @@ def test_an_unreviewed_story_names_its_newsroom_s_editor_as_accountable(
     assert "editor" not in article and "reviewedBy" not in article["mainEntityOfPage"]
 
 
+def test_a_site_of_reviewed_stories_refuses_an_unreviewed_one(tmp_path: Path) -> None:
+    content = tmp_path / "content"
+    config = settings(tmp_path, "publish_unreviewed = false")
+    reviewed = make_story(1, review={"by": EDITOR, "at": "2026-11-14T13:00:00Z"})
+    write_story(content, reviewed)
+    unreviewed = write_story(content, make_story(2))
+    result = check(config, content)
+    assert result.exit_code == 1
+    assert (f"{unreviewed}: /review: [review-missing] no person reviewed this story"
+            in result.output)
+    assert "story-number-1" not in result.output
+    out = tmp_path / "public"
+    assert build(config, content, out).exit_code == 1
+    assert not out.exists()
+    held = build(config, content, out, "--hold-back")
+    assert held.exit_code == 3, held.output
+    assert (out / "stories/2026-11-14/story-number-1/index.html").is_file()
+    assert not (out / "stories/2026-11-14/story-number-2").exists()
+    # Where unreviewed stories may be published (the default), the same content passes.
+    (tmp_path / "open").mkdir()
+    assert check(settings(tmp_path / "open"), content).exit_code == 0
+
+
 def test_editors_settings_are_checked(tmp_path: Path) -> None:
     path = tmp_path / "desk.toml"
     path.write_text(f'base_url = "{BASE}"\n[editors.Bad_Room]\nname = "X"\n'
@@ -228,6 +256,8 @@ def test_editors_settings_are_checked(tmp_path: Path) -> None:
         load_config(path)
     assert "editors.Bad_Room" in str(raised.value) or "editors" in str(raised.value)
     assert "absolute http(s) URL" in str(raised.value)
+    path.write_text(f'base_url = "{BASE}"\n')
+    assert load_config(path).publish_unreviewed is True
 
 
 def test_the_disclosure_and_editor_pages_are_valid_html(reviewed_site: Path,

@@ -37,6 +37,7 @@ NEWSROOM_TITLE_CONFLICT = "newsroom-title-conflict"
 REUSE_TERMS_MISSING = "reuse-terms-missing"
 IMAGE_ALT_MISSING = "image-alt-missing"
 IMAGE_CREDIT_MISSING = "image-credit-missing"
+REVIEW_MISSING = "review-missing"
 
 
 WITHDRAWN_UNKNOWN = "withdrawn-unknown"
@@ -309,6 +310,16 @@ def images_described(story: Story, config: Config) -> Iterator[Problem]:
                           "has no credit: whose picture it is goes unsaid", "warning")
 
 
+def reviewed(story: Story, config: Config) -> Iterator[Problem]:
+    """A site that publishes only what a person reviewed (publish_unreviewed = false)
+    refuses a story without a review record."""
+    if story.review is None and not config.publish_unreviewed:
+        yield Problem("/review", REVIEW_MISSING,
+                      "no person reviewed this story, and this site publishes only reviewed "
+                      "stories (publish_unreviewed = false): add a review record, "
+                      '{"by": "NAME", "at": "DATETIME"}')
+
+
 _URL_PATH = attrgetter("url_path")
 _ID = attrgetter("summary.id")
 _TITLED = attrgetter("summary.newsroom", "summary.newsroom_title")
@@ -429,6 +440,7 @@ STORY_RULES: tuple[StoryRule, ...] = (
     run_manifests_match,
     images_described,
     reuse_matches_site,
+    reviewed,
 )
 
 ACROSS_RULES: tuple[AcrossRule, ...] = (
