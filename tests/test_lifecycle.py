@@ -144,7 +144,9 @@ def test_a_draft_is_in_the_preview_and_nowhere_in_the_built_site(desk, tmp_path:
         draft.rename(promoted)
         assert dev.rebuild("promoted", content_only=True).ok
         page = lxml.html.fromstring(get(dev, TWO)[1])
-        assert not page.cssselect(".draft-note") and not page.cssselect('meta[name="robots"]')
+        assert not page.cssselect(".draft-note")
+        assert page.cssselect('meta[name="robots"]')[0].get("content").startswith(
+            "max-image-preview:large")
         assert b"draft-badge" not in get(dev, "/")[1]
     assert desk_build(desk, content, out).exit_code == 0
     assert b"Unapproved scoop" in (out / TWO.strip("/") / "index.html").read_bytes()

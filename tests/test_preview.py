@@ -79,7 +79,9 @@ def test_a_preview_says_so_on_every_page_and_asks_not_to_be_indexed(tmp_path: Pa
     assert result.returncode == 0, result.stderr
     public = site / "public"
     assert BANNER not in (public / "index.html").read_text()
-    assert '<meta name="robots"' not in (public / "index.html").read_text()
+    assert re.findall(r'<meta name="robots" content="([^"]+)">',
+                      (public / "index.html").read_text()) == [
+        "max-image-preview:large, max-snippet:-1, max-video-preview:-1"]
     assert (public / "0123456789abcdef.txt").read_text() == "0123456789abcdef"
     assert "Disallow" not in (public / "robots.txt").read_text()
 

@@ -159,7 +159,7 @@ def test_json_ld_news_article(site: Path) -> None:
     assert data["correction"] == [{"@type": "CorrectionComment",
                                    "text": "An earlier version misstated a figure.",
                                    "datePublished": "2026-11-14T18:00:00Z"}]
-    assert data["image"] == ["https://hangingcontext.com/static/og-default.png"]
+    assert "image" not in data  # no picture: no image, and never the site's logo
 
 
 def test_open_graph_and_twitter(site: Path) -> None:

@@ -64,6 +64,11 @@ def _no_credit(story: dict[str, Any]) -> None:
     story["images"] = [{"url": "https://photos.example/a.jpg", "alt": "A picture"}]
 
 
+def _narrow_lead(story: dict[str, Any]) -> None:
+    story["images"] = [{"url": "https://photos.example/a.jpg", "alt": "A picture",
+                        "credit": "Agency", "width": 800, "height": 450}]
+
+
 # code: (how story 1 is changed, what a second story shares with it: its URL, its id or
 # its newsroom under another title; "no reuse" builds without the site's reuse terms,
 # "reviewed only" with publish_unreviewed = false; or
@@ -81,6 +86,7 @@ CASES: dict[str, tuple[Mutate | None, str]] = {
     checks.RELATED_MISSING: (_related_missing, ""),
     checks.IMAGE_ALT_MISSING: (_no_alt, ""),
     checks.IMAGE_CREDIT_MISSING: (_no_credit, ""),
+    checks.LEAD_IMAGE_NARROW: (_narrow_lead, ""),
     checks.REVIEW_MISSING: (None, "reviewed only"),
     checks.DUPLICATE_URL: (None, "url"),
     checks.DUPLICATE_ID: (None, "id"),

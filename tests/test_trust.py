@@ -1,6 +1,6 @@
-"""An agent-written desk that says so: the disclosure at first exposure and an
-accountable editor, for people and for machines (read back by real parsers: lxml, pyld,
-extruct, feedparser)."""
+"""An agent-written desk that says so: the disclosure at first exposure, an accountable
+editor and previews search engines may show large, for people and for machines (read back
+by real parsers: lxml, pyld, extruct, feedparser)."""
 
 from __future__ import annotations
 
@@ -14,8 +14,9 @@ import feedparser
 import lxml.html
 import pytest
 from click.testing import CliRunner
+from picturegen import photo, pictured_story
 from pyld import jsonld
-from storygen import REPO, SEED_PATH, make_story, seed, write_story
+from storygen import REPO, SEED_PATH, make_story, seed, write_draft, write_story, write_withdrawal
 from test_publish import nu_errors
 
 from desk.cli import main
@@ -30,6 +31,7 @@ SEED_LINE = "Written by agent muse from 3 sources · Published without human rev
 EDITOR = "Ada Editor"
 EDITOR_URL = f"{BASE}/about/#editors"
 REVIEWED_LINE = f"Written by agent muse from 3 sources · Reviewed by {EDITOR}, 14 November 2026"
+INDEXABLE = "max-image-preview:large"
 
 
 def build(config: Path, content: Path, out: Path, *extra: str) -> Any:
@@ -142,12 +144,16 @@ def test_the_seed_story_json_ld_names_the_agent_as_contributor(seed_site: Path) 
         "name": "muse", "url": f"{BASE}/agents/muse/"}]
     assert article["author"] == [{"@type": "NewsMediaOrganization", "name": "Hanging Context",
                                   "url": f"{BASE}/"}]
+    # No picture, so no image at all: not the site's logo (the publisher keeps it).
+    assert "image" not in article
+    assert "og-default" in article["publisher"]["logo"]["url"]
     assert "editor" not in article and "reviewedBy" not in article["mainEntityOfPage"]
     # The same, expanded by pyld as a consumer would.
     node = the_article(graph_of(seed_site))
     assert values(node, "digitalSourceType") == [SCHEMA + "TrainedAlgorithmicMediaDigitalSource"]
     (agent,) = [graph_of(seed_site)[c] for c in values(node, "contributor")]
     assert values(agent, "name") == ["muse"]
+    assert values(node, "image") == []
 
 
 def test_the_seed_story_s_disclosure_in_every_format(seed_site: Path) -> None:
@@ -258,6 +264,56 @@ def test_editors_settings_are_checked(tmp_path: Path) -> None:
     assert "absolute http(s) URL" in str(raised.value)
     path.write_text(f'base_url = "{BASE}"\n')
     assert load_config(path).publish_unreviewed is True
+
+
+def robots_of(html: Path) -> list[str]:
+    return lxml.html.fromstring(html.read_bytes()).xpath('//meta[@name="robots"]/@content')
+
+
+def test_indexable_pages_allow_large_previews_and_noindex_pages_do_not(
+        tmp_path: Path, seed_site: Path) -> None:
+    content = tmp_path / "content"
+    for n in (1, 2):
+        write_story(content, make_story(n), f"{n}.json")
+    config = REPO / "pyproject.toml"
+    out = tmp_path / "public"
+    assert build(config, content, out).exit_code == 0
+    write_story(content, make_story(1, slug="moved"), "1.json")  # a redirect page
+    write_withdrawal(content, "10002")  # a withdrawal notice
+    write_draft(content, make_story(3))  # a draft, shown
+    assert build(config, content, out, "--drafts").exit_code == 0
+    seen = {"indexable": 0, "noindex": 0}
+    for site in (out, seed_site):
+        for html in site.rglob("*.html"):
+            found = robots_of(html)
+            if any("noindex" in r for r in found):
+                seen["noindex"] += 1
+                assert not any(INDEXABLE in r for r in found), html
+            else:
+                seen["indexable"] += 1
+                assert found == [f"{INDEXABLE}, max-snippet:-1, max-video-preview:-1"], html
+    assert seen["noindex"] >= 3 and seen["indexable"] > 20
+    for noindex in ("stories/2026-11-14/story-number-1/index.html",  # now a redirect
+                    "stories/2026-11-14/story-number-2/index.html",  # withdrawn
+                    "stories/2026-11-14/story-number-3/index.html"):  # a draft
+        assert not any(INDEXABLE in r for r in robots_of(out / noindex)), noindex
+    preview = tmp_path / "preview"
+    assert build(config, content, preview, "--preview").exit_code == 0
+    for html in preview.rglob("*.html"):
+        assert not any(INDEXABLE in r for r in robots_of(html)), html
+
+
+def test_desk_check_warns_of_a_narrow_lead_picture(tmp_path: Path) -> None:
+    content = tmp_path / "content"
+    (content / "stories").mkdir(parents=True)
+    narrow = write_story(content, pictured_story(1, content))
+    photo(content / "media/2026-11-14/lead-1.jpg", (800, 600))  # the lead, narrower
+    wide = write_story(content, pictured_story(2, content))
+    result = check(REPO / "pyproject.toml", content)
+    assert result.exit_code == 0, result.output
+    assert (f"{narrow}: /images/0: [lead-image-narrow] the lead picture is 800 pixels wide"
+            in result.output)
+    assert str(wide) not in result.output
 
 
 def test_the_disclosure_and_editor_pages_are_valid_html(reviewed_site: Path,

@@ -19,7 +19,7 @@ from desk.config import Config
 from desk.content.findings import Finding, Severity
 from desk.content.history import UrlHistory
 from desk.content.loader import LoadedStory, LoadedWithdrawal
-from desk.content.models import REUSE_FIELDS, Cite, Story
+from desk.content.models import REUSE_FIELDS, Cite, Story, is_local
 
 UNCITED_TEXT = "uncited-text"
 UNKNOWN_MANIFEST = "unknown-manifest"
@@ -38,6 +38,9 @@ REUSE_TERMS_MISSING = "reuse-terms-missing"
 IMAGE_ALT_MISSING = "image-alt-missing"
 IMAGE_CREDIT_MISSING = "image-credit-missing"
 REVIEW_MISSING = "review-missing"
+LEAD_IMAGE_NARROW = "lead-image-narrow"
+# Google Discover shows a story's picture large only when it is at least this wide.
+LEAD_MIN_WIDTH = 1200
 
 
 WITHDRAWN_UNKNOWN = "withdrawn-unknown"
@@ -320,6 +323,22 @@ def reviewed(story: Story, config: Config) -> Iterator[Problem]:
                       '{"by": "NAME", "at": "DATETIME"}')
 
 
+def lead_wide_enough(story: Story, config: Config) -> Iterator[Problem]:
+    """A lead picture of an http(s) URL whose stated width is under LEAD_MIN_WIDTH (a file's
+    width is read from its bytes: desk.content.media.media_findings)."""
+    if story.images and not is_local(story.images[0].url):
+        width = story.images[0].width
+        if width is not None and width < LEAD_MIN_WIDTH:
+            yield narrow_lead(width)
+
+
+def narrow_lead(width: int) -> Problem:
+    """The warning of a lead picture `width` pixels wide."""
+    return Problem("/images/0", LEAD_IMAGE_NARROW,
+                   f"the lead picture is {width:,} pixels wide: search engines show a "
+                   f"picture large (Google Discover) only from {LEAD_MIN_WIDTH:,}", "warning")
+
+
 _URL_PATH = attrgetter("url_path")
 _ID = attrgetter("summary.id")
 _TITLED = attrgetter("summary.newsroom", "summary.newsroom_title")
@@ -439,6 +458,7 @@ STORY_RULES: tuple[StoryRule, ...] = (
     source_counts,
     run_manifests_match,
     images_described,
+    lead_wide_enough,
     reuse_matches_site,
     reviewed,
 )

@@ -31,6 +31,7 @@ from typing import Any
 from PIL import ExifTags, Image, UnidentifiedImageError
 
 from desk.config import Config
+from desk.content.checks import LEAD_MIN_WIDTH, narrow_lead
 from desk.content.findings import Finding
 from desk.content.gitblobs import blob_id
 from desk.content.loader import LoadedStory
@@ -111,6 +112,9 @@ class MediaProbe:
     clean: Callable[[], Mapping[str, str]] = dict
 
 
+LEAD_POINTER = "/images/0/url"  # a story's lead picture
+
+
 def local_refs(stories: Iterable[LoadedStory]) -> Iterator[tuple[str, str, str]]:
     """(story file, JSON pointer, content path) of every local image of these stories."""
     for item in stories:
@@ -160,7 +164,15 @@ def media_findings(stories: Iterable[LoadedStory], config: Config) -> list[Findi
     """What `desk check` finds of the image files these stories name: each decoded whole."""
     probe = MediaProbe(config.content_dir, config.image_max_bytes, config.image_max_pixels,
                        decode=True)
-    return probe_media(local_refs(stories), probe)[1]
+    refs = list(local_refs(stories))
+    files, findings, _ = probe_media(refs, probe)
+    for story_path, pointer, path in refs:
+        found = files.get(path)
+        if pointer == LEAD_POINTER and found is not None and found.width < LEAD_MIN_WIDTH:
+            narrow = narrow_lead(found.width)
+            findings.append(Finding(story_path, narrow.pointer, narrow.code, narrow.message,
+                                    narrow.severity))
+    return findings
 
 
 def record_of(record: Sequence[Any]) -> MediaRecord | None:

@@ -26,13 +26,15 @@ def image_of(view: StoryView, config: Config) -> tuple[str, str]:
     return urls.absolute(config, FALLBACK_IMAGE), f"{config.title} card"
 
 
-def article_images(view: StoryView, config: Config) -> list[str]:
+def article_images(view: StoryView) -> list[str]:
     """JSON-LD's image: the lead's 16x9, 4x3 and 1x1 crops when desk made them (Google's
-    article guidance), else its URL, else the site's card."""
+    article guidance), else its URL; none without a picture. Not the site's card: that is
+    its logo, which Google asks articles not to give as their image; and a newsroom has
+    no picture of its own to give instead."""
     lead = view.lead
-    if lead is not None and lead.crops:
-        return list(lead.crops)
-    return [image_of(view, config)[0]]
+    if lead is None:
+        return []
+    return list(lead.crops) if lead.crops else [lead.url]
 
 
 def script_json(data: Any) -> str:
@@ -79,7 +81,6 @@ def news_article(view: StoryView, config: Config, policies: Policies = ()) -> st
         "mainEntityOfPage": page,
         "datePublished": isotime(story.published_at),
         "dateModified": isotime(view.modified_at),
-        "image": article_images(view, config),
         "inLanguage": config.language,
         "digitalSourceType": DIGITAL_SOURCE_TYPE,
         "author": [organization],
@@ -91,6 +92,9 @@ def news_article(view: StoryView, config: Config, policies: Policies = ()) -> st
         "isBasedOn": [src.manifest.source_url for src in view.sources if src.manifest.source_url],
         "license": urls.absolute(config, urls.REUSE_TERMS),
     }
+    images = article_images(view)
+    if images:
+        data["image"] = images
     if view.agent:
         data["contributor"] = [_agent(view)]
     if made.reviewer is not None and made.reviewed_at is not None:

@@ -152,6 +152,13 @@ class NavLink:
     href: str
 
 
+# An indexable page lets search engines show a large picture (Google Discover and Top
+# Stories show large previews only with it), and snippets and video previews of any
+# length: the reuse terms let anyone quote and summarise a story.
+INDEXABLE = "max-image-preview:large, max-snippet:-1, max-video-preview:-1"
+NOINDEX = "noindex"
+
+
 @dataclass(frozen=True)
 class SiteContext:
     """Values every page shows: names, navigation, assets, feeds."""
@@ -181,6 +188,9 @@ class SiteContext:
     publisher_json_href: str = ""
     corrections_href: str = ""
     preview: bool = False  # a deploy preview: the banner and noindex on every page
+    # What a page asks of search engines unless it asks for noindex: INDEXABLE, or
+    # noindex on every page of a preview.
+    robots: str = INDEXABLE
 
 
 def site_context(config: Config, assets: dict[str, str],
@@ -224,6 +234,7 @@ def site_context(config: Config, assets: dict[str, str],
         publisher_json_href=href(urls.PUBLISHER_JSON),
         corrections_href=href(urls.CORRECTIONS),
         preview=config.preview,
+        robots=NOINDEX if config.preview else INDEXABLE,
     )
 
 
