@@ -44,7 +44,7 @@ def test_every_text_appears_in_all_three_formats(desk, content: Path, tmp_path: 
         line = next(line for line in markdown.splitlines() if fact["text"] in line)
         md_markers.append(re.findall(MD_MARKER, line))
     html_markers = [
-        [number(a) for a in html.get_element_by_id(f"kf{i}").cssselect("a.cite")]
+        [number(a) for a in html.get_element_by_id(f"fact-{i}").cssselect("a.cite")]
         for i in range(1, len(data["key_facts"]) + 1)
     ]
     assert [sorted(m) for m in md_markers] == [sorted(m) for m in html_markers]

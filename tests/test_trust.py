@@ -1,6 +1,6 @@
 """An agent-written desk that says so: the disclosure at first exposure, an accountable
-editor and previews search engines may show large, for people and for machines (read back
-by real parsers: lxml, pyld, extruct, feedparser)."""
+editor, previews search engines may show large, and the key facts as claims, for people
+and for machines (read back by real parsers: lxml, pyld, extruct, feedparser)."""
 
 from __future__ import annotations
 
@@ -314,6 +314,55 @@ def test_desk_check_warns_of_a_narrow_lead_picture(tmp_path: Path) -> None:
     assert (f"{narrow}: /images/0: [lead-image-narrow] the lead picture is 800 pixels wide"
             in result.output)
     assert str(wide) not in result.output
+
+
+def claims_of(site: Path, path: str = SEED) -> dict[str, dict[str, Any]]:
+    """The Claims of a story page's JSON-LD (as extruct reads it), by @id."""
+    return {c["@id"]: c for c in article_of(site, path)["hasPart"] if c["@type"] == "Claim"}
+
+
+def test_each_key_fact_has_its_fragment_and_its_claim(seed_site: Path) -> None:
+    story = seed()
+    html = page(seed_site)
+    claims = claims_of(seed_site)
+    manifests = {m["manifest_id"] for m in story["manifests"]}
+    assert len(claims) == len(story["key_facts"])
+    for n, fact in enumerate(story["key_facts"], start=1):
+        item = html.get_element_by_id(f"fact-{n}")
+        assert text_of(item).startswith(" ".join(fact["text"].split()))
+        claim = claims[f"{SEED_URL}#fact-{n}"]
+        assert claim["text"] == fact["text"]
+        assert claim["appearance"] == {"@id": SEED_URL}
+        cited = []
+        for work in claim["citation"]:
+            ids = {(i["propertyID"], i["value"]) for i in work["identifier"]}
+            (manifest,) = [v for k, v in ids if k == "manifest_id"]
+            assert manifest in manifests  # every source resolves to the story's manifests
+            cited.append((manifest, sorted(v for k, v in ids if k == "claim_id")))
+        assert cited == [(c["manifest_id"], sorted(c["claim_ids"])) for c in fact["cites"]]
+    # pyld reads the same claims, appearing on the page the article is the main entity of.
+    graph = graph_of(seed_site)
+    parts = values(the_article(graph), "hasPart")
+    assert sorted(parts) == sorted(claims)
+    for claim_id in parts:
+        assert graph[claim_id]["@type"] == [SCHEMA + "Claim"]
+        assert values(graph[claim_id], "appearance") == [SEED_URL]
+    assert "ClaimReview" not in (seed_site / SEED / "index.html").read_text()
+
+
+def test_a_fact_keeps_its_fragment_while_it_is_unchanged(tmp_path: Path,
+                                                         seed_site: Path) -> None:
+    data = seed()
+    data["key_facts"][-1]["text"] = "A last fact, reworded."
+    content = tmp_path / "content"
+    write_story(content, data, SEED_PATH.name)
+    out = tmp_path / "public"
+    assert build(REPO / "pyproject.toml", content, out).exit_code == 0
+    before, after = claims_of(seed_site), claims_of(out)
+    last = f"{SEED_URL}#fact-{len(data['key_facts'])}"
+    assert after.pop(last)["text"] == "A last fact, reworded."
+    before.pop(last)
+    assert after == before
 
 
 def test_the_disclosure_and_editor_pages_are_valid_html(reviewed_site: Path,

@@ -11,7 +11,7 @@ from desk.config import Config
 from desk.content.models import Manifest
 from desk.render.disclosure import DIGITAL_SOURCE_TYPE
 from desk.render.templates import isotime
-from desk.render.view import StoryView
+from desk.render.view import Cited, StoryView
 
 FALLBACK_IMAGE = "/static/og-default.png"
 FALLBACK_IMAGE_ALT = "Hanging Context"
@@ -104,6 +104,8 @@ def news_article(view: StoryView, config: Config, policies: Policies = ()) -> st
     accountable = made.editor or made.reviewer
     if accountable is not None:
         data["accountablePerson"] = [accountable.schema()]
+    if view.facts:
+        data["hasPart"] = [_claim(fact, view) for fact in view.facts]
     if story.beat:
         data["keywords"] = [story.beat]
     if view.corrections:
@@ -120,6 +122,23 @@ def _source(manifest: Manifest) -> dict[str, Any]:
             **({"publisher": manifest.source_name} if manifest.source_name else {}),
             **({"datePublished": manifest.published_date.isoformat()}
                if manifest.published_date else {})}
+
+
+def _claim(fact: Cited, view: StoryView) -> dict[str, Any]:
+    """A key fact as a schema.org Claim the page makes: addressable at its fragment,
+    citing each source by its URL with the manifest's id and the ids of the claims it
+    cites there (the source's title and publisher are the article's citation of the same
+    manifest id, not repeated). Not a ClaimReview: the desk rates no one's claims."""
+    urls_of = {src.manifest.manifest_id: src.manifest.source_url for src in view.sources}
+    cited = []
+    for cite in fact.cites:
+        url = urls_of.get(cite.manifest_id)
+        cited.append({"@type": "CreativeWork", **({"url": url} if url else {}), "identifier": [
+            {"@type": "PropertyValue", "propertyID": "manifest_id", "value": cite.manifest_id},
+            *({"@type": "PropertyValue", "propertyID": "claim_id", "value": claim}
+              for claim in cite.claim_ids)]})
+    return {"@type": "Claim", "@id": f"{view.url}#{fact.anchor}", "text": fact.text,
+            "appearance": {"@id": view.url}, "citation": cited}
 
 
 def _agent(view: StoryView) -> dict[str, Any]:

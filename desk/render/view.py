@@ -177,7 +177,7 @@ def story_view(story: Story, catalog: Catalog, config: Config, prose: Prose,
                      for c in cites)
 
     facts = tuple(
-        Cited(f"kf{i}", fact.text, Markup(""), refs(fact.cites), fact.self_reported)
+        Cited(fact_anchor(i), fact.text, Markup(""), refs(fact.cites), fact.self_reported)
         for i, fact in enumerate(story.key_facts, start=1)
     )
     sections = tuple(
@@ -223,6 +223,12 @@ def story_view(story: Story, catalog: Catalog, config: Config, prose: Prose,
         search_entry=search_entry,
         **byline,
     )
+
+
+def fact_anchor(number: int) -> str:
+    """The fragment of the key fact numbered `number` (from 1) on its story's page: it
+    names the same fact for as long as the facts before it are unchanged."""
+    return f"fact-{number}"
 
 
 def _byline(story: Story, config: Config) -> dict[str, str]:
