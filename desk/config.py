@@ -39,6 +39,9 @@ MAX_OUTPUT_NAME_BYTES = 255 - 32
 # The flags that override a setting for one run, named in messages about their values.
 FLAGS = {"base_url": "--base-url", "content_dir": "--content", "output_dir": "--out",
          "cache_dir": "--cache-dir"}
+# The machine uses reuse terms may permit or prohibit: RSL 1.0's usage tokens.
+USAGES = ("all", "ai-all", "ai-train", "ai-input", "ai-index", "search")
+USAGE_KEYS = ("permits", "prohibits")
 BASE_URL_REQUIRED = ("required: the absolute URL the site is published at, "
                      "e.g. https://news.example.org")
 
@@ -107,7 +110,10 @@ class Config(BaseModel):
     # hour's publish of a 100,000-story archive, desk included, under 1 GB.
     search_bundle_pages: int = Field(default=1000, ge=1)
     search_fresh_pages: int = Field(default=250, ge=0)
-    reuse: dict[str, str] = Field(default_factory=dict)
+    # The reuse terms, the one source of /terms/reuse/, reuse.json, the RSL licence file
+    # and robots.txt's licence lines (desk.render.licence): texts, and the machine uses
+    # the terms permit and prohibit (`permits`, `prohibits`: RSL usage tokens).
+    reuse: dict[str, str | tuple[str, ...]] = Field(default_factory=dict)
     # Announcing (desk announce): the IndexNow key, which the site serves at /{key}.txt so
     # that search engines trust its submissions, and the WebSub hub every feed names. They
     # shape the site, so they live here; the rest is [announce] (AnnounceConfig).
@@ -159,6 +165,25 @@ class Config(BaseModel):
     @classmethod
     def _hub_url(cls, value: str | None) -> str | None:
         return None if value is None else check_url(value)
+
+    @field_validator("reuse")
+    @classmethod
+    def _reuse_terms(cls, value: dict[str, str | tuple[str, ...]]
+                     ) -> dict[str, str | tuple[str, ...]]:
+        for key, given in value.items():
+            if key in USAGE_KEYS:
+                if not isinstance(given, tuple):
+                    raise ValueError(f"{key} is a list of uses, e.g. [\"search\", \"ai-input\"]")
+                unknown = [token for token in given if token not in USAGES]
+                if unknown:
+                    raise ValueError(f"{key}: {', '.join(map(repr, unknown))} is not a use "
+                                     f"RSL names (one of {', '.join(USAGES)})")
+            elif not isinstance(given, str):
+                raise ValueError(f"{key} is a text")
+        both = set(value.get("permits", ())) & set(value.get("prohibits", ()))
+        if both:
+            raise ValueError(f"{', '.join(sorted(both))} both permitted and prohibited")
+        return value
 
     @field_validator("newsrooms", "beats", "editors")
     @classmethod

@@ -86,15 +86,19 @@ output_dir = "public"
 [newsrooms]
 artificial-intelligence = "Artificial Intelligence"
 
-# The site's reuse terms, published at /terms/reuse/ and /.well-known/reuse.json: a
-# starting point, to be made the newsroom's own. Stories whose own terms differ get a
-# warning. Keys: version, summary, attribution, link_rule, keep_ids_rule, no_endorsement.
+# The site's reuse terms, published at /terms/reuse/, /.well-known/reuse.json and
+# /license.xml (RSL), with robots.txt's License: and Content-Signal: lines: a starting
+# point, to be made the newsroom's own. Stories whose own terms differ get a warning.
+# Keys: version, summary, attribution, link_rule, keep_ids_rule, no_endorsement, and the
+# uses machines may make (permits, prohibits: all, ai-all, ai-train, ai-input, ai-index,
+# search).
 [reuse]
 version = "1"
 summary = {toml_string(starter_summary)}
 attribution = {toml_string(config.title)}
 link_rule = "Link to the story's canonical URL (the url field of the story)."
 keep_ids_rule = "When you republish a claim, keep the manifest ids the story cites for it."
+permits = ["search", "ai-input"]
 """
 
 

@@ -23,6 +23,8 @@ AGENTS = "/agents/"
 CORRECTIONS = "/corrections/"
 REUSE_TERMS = "/terms/reuse/"
 REUSE_JSON = "/.well-known/reuse.json"
+# The reuse terms as an RSL 1.0 licence file (served as application/rsl+xml).
+LICENCE = "/license.xml"
 # The publisher and its policies, in JSON-LD (schema.org NewsMediaOrganization).
 PUBLISHER_JSON = "/.well-known/publisher.json"
 URL_HISTORY = "/.well-known/desk-urls.json"

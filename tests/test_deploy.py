@@ -255,6 +255,7 @@ def test_objects_carry_content_type_and_cache_control(
         "sitemap.xml": ("application/xml; charset=utf-8", short),
         "robots.txt": ("text/plain; charset=utf-8", short),
         ".well-known/reuse.json": ("application/json; charset=utf-8", short),
+        "license.xml": ("application/rsl+xml; charset=utf-8", short),
         css: ("text/css; charset=utf-8", "public, max-age=31536000, immutable"),
         "static/og-default.png": ("image/png", "public, max-age=3600"),
     }
@@ -407,11 +408,14 @@ def test_kinds_and_content_types() -> None:
     assert kind_of("404.html") == kind_of("terms/reuse/index.html") == "list"
     for path in ("feed.xml", "n/climate/feed.json", "sitemap.xml", "sitemap-2.xml",
                  "news-sitemap.xml", "llms.txt", "llms-full.txt", "robots.txt",
-                 ".well-known/reuse.json"):
+                 ".well-known/reuse.json", "license.xml"):
         assert kind_of(path) == "feed", path
     assert content_type("pagefind/wasm.en.pagefind") == "application/octet-stream"
     assert content_type("pagefind/index/en_1.pf_index") == "application/octet-stream"
     assert content_type("a/b") == "application/octet-stream"
+    # The RSL licence file by its path; another file of that name is plain XML.
+    assert content_type("license.xml") == "application/rsl+xml; charset=utf-8"
+    assert content_type("n/license.xml") == "application/xml; charset=utf-8"
     # The content's pictures: content-hashed names, served as what they are.
     for path, kind in (("media/rack.0123456789ab.jpg", "image/jpeg"),
                        ("media/rack.0123456789ab.960w.webp", "image/webp"),

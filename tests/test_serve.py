@@ -76,6 +76,7 @@ def test_symlink_out_of_the_site_is_not_followed(server: DevServer, tmp_path: Pa
     ("/feed.json", "application/feed+json; charset=utf-8"),
     ("/feed.xml", "application/xml; charset=utf-8"),
     ("/robots.txt", "text/plain; charset=utf-8"),
+    ("/license.xml", "application/rsl+xml; charset=utf-8"),
 ])
 def test_content_types_and_no_store(server: DevServer, path: str, kind: str) -> None:
     status, headers, body = raw_get(server, path)

@@ -18,6 +18,8 @@ _BY_NAME = {
     urls.FEED_ATOM: "application/atom+xml" + _UTF8,
     urls.FEED_JSON: "application/feed+json" + _UTF8,
 }
+# By path: files whose names say less than their types.
+_BY_PATH = {urls.LICENCE.lstrip("/"): "application/rsl+xml" + _UTF8}
 _BY_EXTENSION = {
     ".html": "text/html" + _UTF8,
     ".json": "application/json" + _UTF8,
@@ -45,6 +47,8 @@ class Headers:
 
 def content_type(path: str) -> str:
     """The Content-Type of the site file at path."""
+    if path in _BY_PATH:
+        return _BY_PATH[path]
     name = path.rpartition("/")[2]
     if name in _BY_NAME:
         return _BY_NAME[name]

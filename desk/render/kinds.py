@@ -28,7 +28,7 @@ _SEARCH_CHUNKS = ("/fragment/", "/index/", "/filter/")
 _FEED_NAMES = frozenset({urls.FEED_RSS, urls.FEED_ATOM, urls.FEED_JSON})
 _ROOT_FEEDS = frozenset(p.strip("/") for p in (
     urls.SITEMAP, urls.NEWS_SITEMAP, urls.LLMS, urls.LLMS_FULL, urls.ROBOTS, urls.REUSE_JSON,
-    urls.PUBLISHER_JSON))
+    urls.PUBLISHER_JSON, urls.LICENCE))
 
 
 def kind_of(path: str) -> Kind:

@@ -28,11 +28,11 @@ from desk.content.catalog import (
     stable_pages,
 )
 from desk.content.loader import LoadedStory
-from desk.content.models import REUSE_FIELDS
 from desk.render import Output
 from desk.render.context import RenderContext, Unit, Units, carried_apart
 from desk.render.disclosure import CARD_WRITTEN, card_marker
 from desk.render.json import encode
+from desk.render.licence import content_signal, licence_xml, site_reuse, usage_words
 from desk.render.pictures import card_src
 from desk.render.sitemaps import PartPages, SitemapEntry
 from desk.render.templates import Alternate, Crumb, PageMeta, isotime
@@ -570,17 +570,8 @@ def _edition_month(group: Group) -> str:
     return group.key[:urls.SITEMAP_PART_HEAD - len(urls.EDITIONS)]
 
 
-def site_reuse(config: Config) -> dict[str, Any]:
-    """The site's reuse terms in machine form (/.well-known/reuse.json)."""
-    data: dict[str, Any] = {k: config.reuse[k] for k in REUSE_FIELDS if k in config.reuse}
-    data.update({k: v for k, v in config.reuse.items() if k not in data})
-    data["license_url"] = urls.absolute(config, urls.REUSE_TERMS)
-    data["machine_url"] = urls.absolute(config, urls.REUSE_JSON)
-    return data
-
-
 def reuse_units(ctx: RenderContext) -> Units:
-    """/terms/reuse/ and /.well-known/reuse.json."""
+    """/terms/reuse/, /.well-known/reuse.json and /license.xml: one unit, from one table."""
     yield Unit(urls.REUSE_TERMS, None, lambda: reuse_pages(ctx))
 
 
@@ -591,9 +582,11 @@ def reuse_pages(ctx: RenderContext) -> list[Output]:
                     description=reuse.get("summary", ""),
                     canonical=absolute(ctx, urls.REUSE_TERMS),
                     breadcrumbs=crumbs(ctx, ("Reuse terms", "")))
-    html = ctx.env.get_template("reuse.html").render(page=meta, site=ctx.site, reuse=reuse)
+    html = ctx.env.get_template("reuse.html").render(
+        page=meta, site=ctx.site, reuse=reuse, usages=usage_words(reuse))
     return [Output(urls.REUSE_TERMS, html.encode("utf-8")),
-            Output(urls.REUSE_JSON, encode(reuse))]
+            Output(urls.REUSE_JSON, encode(reuse)),
+            Output(urls.LICENCE, licence_xml(config))]
 
 
 def reuse_sitemap(ctx: RenderContext) -> SitemapEntries:
@@ -635,11 +628,17 @@ def robots_units(ctx: RenderContext) -> Units:
 
 
 def robots_txt(config: Config) -> str:
-    """robots.txt: allow all, and name both sitemaps; a preview's disallows everything."""
+    """robots.txt: allow all, with the reuse terms' Content-Signal (when they permit or
+    prohibit any use it names); the RSL licence file and both sitemaps. A preview's
+    disallows everything."""
     if config.preview:
         return "User-agent: *\nDisallow: /\n"
+    signal = content_signal(config)
     return (
-        "User-agent: *\nAllow: /\n\n"
+        "User-agent: *\n"
+        + (f"Content-Signal: {signal}\n" if signal else "")
+        + "Allow: /\n\n"
+        f"License: {urls.absolute(config, urls.LICENCE)}\n"
         f"Sitemap: {urls.absolute(config, urls.SITEMAP)}\n"
         f"Sitemap: {urls.absolute(config, urls.NEWS_SITEMAP)}\n"
     )

@@ -174,6 +174,7 @@ class SiteContext:
     reuse_terms_href: str
     reuse_terms_url: str
     reuse_json_href: str
+    licence_href: str  # the RSL licence file
     stylesheet: str
     script: str
     search_script: str
@@ -214,6 +215,7 @@ def site_context(config: Config, assets: dict[str, str],
         reuse_terms_href=href(urls.REUSE_TERMS),
         reuse_terms_url=urls.absolute(config, urls.REUSE_TERMS),
         reuse_json_href=href(urls.REUSE_JSON),
+        licence_href=href(urls.LICENCE),
         stylesheet=assets.get("site.css", href("/static/site.css")),
         script=assets.get("site.js", ""),
         search_script=assets.get("search.js", ""),

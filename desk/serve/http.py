@@ -42,6 +42,8 @@ CONTENT_TYPES = {
     ".pf_meta": "application/octet-stream",
 }
 SPECIAL_TYPES = {"feed.json": "application/feed+json; charset=utf-8"}
+# By path within the site: the RSL licence file (desk.render.licence).
+PATH_TYPES = {"license.xml": "application/rsl+xml; charset=utf-8"}
 # Served while no build has succeeded yet, with the overlay on top.
 _NO_SITE = ("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
             "<title>desk serve: build failed</title></head><body>"
@@ -215,7 +217,7 @@ class Handler(BaseHTTPRequestHandler):
         """A file of the site (its path relative to the site): an HTML page with the
         reload script (and the errors, the story's warnings) added."""
         path = PurePosixPath(relative)
-        kind = SPECIAL_TYPES.get(path.name) or CONTENT_TYPES.get(
+        kind = PATH_TYPES.get(relative) or SPECIAL_TYPES.get(path.name) or CONTENT_TYPES.get(
             path.suffix, "application/octet-stream")
         if path.suffix == ".html":
             body = inject(body, reload_snippet(self.state, page_of(self.path)))
