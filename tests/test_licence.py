@@ -4,6 +4,7 @@ licence file and robots.txt's licence lines, all made from [tool.desk.reuse]."""
 from __future__ import annotations
 
 import json
+import shutil
 import tomllib
 from datetime import UTC, datetime
 from pathlib import Path
@@ -17,6 +18,7 @@ from storygen import REPO, make_corpus, seed, write_story
 from desk.build.pipeline import build
 from desk.config import Config, ConfigError, load_config
 from desk.content.catalog import Clock
+from desk.publish.linkcheck import check_links
 from desk.render.licence import content_signal
 
 NOW = datetime(2026, 11, 15, tzinfo=UTC)
@@ -172,3 +174,14 @@ def test_a_site_without_uses_has_no_signal_line(tmp_path: Path) -> None:
 def test_bad_uses_are_refused(tmp_path: Path, reuse: dict[str, Any], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         site_config(tmp_path, reuse)
+
+
+def test_link_check_reads_the_licence_files_terms(built: Config, tmp_path: Path) -> None:
+    """Its <terms> are links; a <content url> is a path pattern (/media/ need not exist)."""
+    assert check_links(built.output_dir, built) == []
+    broken = tmp_path / "site"
+    shutil.copytree(built.output_dir, broken)
+    licence = broken / "license.xml"
+    licence.write_text(licence.read_text().replace("/terms/reuse/</terms>", "/terms/gone/</terms>"))
+    assert [(Path(f.path).name, f.message) for f in check_links(broken, built)] == [
+        ("license.xml", "https://hangingcontext.com/terms/gone/: no such file in the output")]

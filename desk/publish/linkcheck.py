@@ -9,11 +9,15 @@ from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+from desk import urls
 from desk.config import Config
 from desk.content.findings import Finding
 
 _CSS_URL = re.compile(r"url\(\s*['\"]?([^'\")]+)['\"]?\s*\)")
 _XML_LINK = re.compile(r"<(?:loc|link|id|guid[^>]*)>([^<]+)</|(?:href|url)=\"([^\"]+)\"")
+# The RSL licence file's links are its <terms>; a <content url> is a path pattern, which
+# matches files (RFC 9309's rules) rather than naming one.
+_RSL_LINK = re.compile(r"<terms>([^<]+)</terms>")
 
 
 class _Links(HTMLParser):
@@ -53,6 +57,8 @@ def check_links(out_dir: Path, config: Config) -> list[Finding]:
             links, ids = parser.links, parser.ids
         elif suffix == ".css":
             links, ids = _CSS_URL.findall(path.read_text(encoding="utf-8")), set()
+        elif page == urls.LICENCE:
+            links, ids = _RSL_LINK.findall(path.read_text(encoding="utf-8")), set()
         elif suffix == ".xml":
             text = path.read_text(encoding="utf-8")
             links = [a or b for a, b in _XML_LINK.findall(text)]
