@@ -21,6 +21,7 @@ from storygen import REPO, make_corpus, make_story, write_draft, write_story, wr
 
 from desk.cli import main
 from desk.config import load_config
+from desk.content.models import CHANGE_KINDS
 from desk.publish.linkcheck import check_links
 
 WORKFLOWS = REPO / ".github" / "workflows"
@@ -333,6 +334,10 @@ def sample_sites(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
         if name == "corpus":
             make_corpus(content, 30)
             write_story(content, pictured_story(100, content))
+            # A change record of every kind, on the story page and in the log.
+            write_story(content, make_story(101, corrections=[
+                {"at": f"2026-11-14T2{n}:00:00Z", "text": f"A change of kind {kind}.",
+                 "kind": kind} for n, kind in enumerate(CHANGE_KINDS)]))
         out = root / name
         args = ["build", "--config", str(REPO / "pyproject.toml"), "--content", str(content),
                 "--out", str(out), "--now", NOW, "--cache-dir", str(root / "cache")]

@@ -187,8 +187,8 @@ def test_the_catalog_s_groups_are_those_their_definitions_give(edits: dict[int, 
         # The very value max() gives (the first of equal instants), offset included.
         assert group.newest == told and group.newest.utcoffset() == told.utcoffset()
     assert catalog.last_modified == max(s.summary.modified_at for s in published)
-    assert [(c.at, c.text, c.story) for c in catalog.corrections] == sorted(
-        ((at, text, s) for s in published for at, text in s.summary.corrections),
+    assert [(c.at, c.text, c.story, c.kind) for c in catalog.corrections] == sorted(
+        ((at, text, s, kind) for s in published for at, text, kind in s.summary.corrections),
         key=lambda c: (c[0], c[2].summary.published_at, c[2].summary.id), reverse=True)
     assert catalog.held == tuple(sorted(
         (s for s in content_with(edits).stories if not clock.publishes(s.summary.published_at)),

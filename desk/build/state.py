@@ -570,7 +570,7 @@ def _stories_from_columns(columns: list[list[Any]], source: StateFile,
                     published_at, modified_at, map(text, trusts), links,
                     [tuple(map(text, urls)) if urls else () for urls in related],
                     map(text, beats), map(text, agents),
-                    [tuple((datetime.fromisoformat(at), said) for at, said in made) if made
+                    [tuple((datetime.fromisoformat(at), *said) for at, *said in made) if made
                      else () for made in corrections],
                     map(_STORED_TEXTS, repeat(source), paths, digests), map(tuple, images))
     stories = map(_LOADED_STORY, paths, summaries, digests, url_paths, entries, repeat(False),
@@ -1265,7 +1265,7 @@ def _story_to_json(item: LoadedStory, strings: StringTable) -> tuple[list[Any], 
             number(s.newsroom_title), number(s.edition), s.published_at.isoformat(),
             s.modified_at.isoformat(),
             number(s.trust), s.url, [number(url) for url in s.related_urls], number(s.beat),
-            number(s.agent), [[at.isoformat(), text] for at, text in s.corrections],
+            number(s.agent), [[at.isoformat(), *said] for at, *said in s.corrections],
             list(s.images)]
     return held, [item.digest, *s.texts]
 

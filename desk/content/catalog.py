@@ -131,11 +131,13 @@ class Beat(_Corrected):
 
 @dataclass(frozen=True)
 class Corrected:
-    """One correction of a published story, as the corrections log lists it."""
+    """One change record of a published story (a correction, a clarification, an update or
+    an editor's note), as the corrections log lists it."""
 
     at: datetime
     text: str
     story: LoadedStory
+    kind: str = "correction"
 
 
 @dataclass(frozen=True)
@@ -439,7 +441,7 @@ def corrections_of(published: Sequence[LoadedStory]) -> tuple[Corrected, ...]:
 
 
 def _corrections_in(item: LoadedStory) -> list[Corrected]:
-    return [Corrected(at, text, item) for at, text in item.summary.corrections]
+    return [Corrected(at, text, item, kind) for at, text, kind in item.summary.corrections]
 
 
 def _newest_corrections(found: list[Corrected]) -> tuple[Corrected, ...]:

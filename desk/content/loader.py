@@ -118,7 +118,8 @@ class Summary:
     related_urls: tuple[str, ...]  # the URL of each related link (headlines: in texts)
     beat: str  # "" when it has none
     agent: str  # the writing agent, "" when it names none
-    corrections: tuple[tuple[datetime, str], ...]  # (at, text), newest first
+    # (at, text, kind) of each change record, newest first (ChangeKind: a correction...)
+    corrections: tuple[tuple[datetime, str, str], ...]
     held_texts: Texts | StoredTexts
     images: tuple[str, ...] = ()  # the url of each image, as written (a path: a local file)
 
@@ -160,7 +161,8 @@ class Summary:
                       story.labels.trust_text, writer.run_id if writer else "",
                       story.review.by if story.review else "",
                       tuple(r.headline for r in story.related))
-        corrections = tuple(sorted(((c.at, c.text) for c in story.corrections), reverse=True))
+        corrections = tuple(sorted(((c.at, c.text, c.kind) for c in story.corrections),
+                                   reverse=True))
         return cls(story.id, story.newsroom, story.newsroom_title, story.edition,
                    story.published_at, story.modified_at, story.labels.trust, story.url,
                    tuple(r.url for r in story.related), story.beat,

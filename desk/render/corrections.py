@@ -1,5 +1,6 @@
-"""/corrections/: every correction of a published story, newest first, in stable archive
-pages, with an Atom feed and a JSON Feed of the corrections themselves.
+"""/corrections/: every change record of a published story (a correction, a clarification,
+an update or an editor's note, each named as such), newest first, in stable archive pages,
+with an Atom feed and a JSON Feed of the changes themselves.
 
 A withdrawn story is not published, so its corrections leave the log; an entry links the
 story where it is now, so a moved story's entry follows it.
@@ -16,7 +17,7 @@ from markupsafe import Markup
 
 from desk import urls
 from desk.content.catalog import Corrected, Slice, stable_pages
-from desk.render import Output
+from desk.render import Output, changes
 from desk.render.context import RenderContext, Unit, Units
 from desk.render.json import encode
 from desk.render.pages import (
@@ -32,6 +33,8 @@ from desk.render.pages import (
 from desk.render.templates import Alternate, PageMeta, isotime
 
 TEMPLATE = "corrections.html"
+DESCRIPTION = ("Every correction, clarification, update and editor's note made to a story "
+               "of {site}, newest first.")
 FEED_TEMPLATE = "corrections.atom.xml"
 
 
@@ -47,6 +50,17 @@ class LogEntry:
     href: str
     url: str
     story_id: str
+    kind: str = "correction"
+
+    @property
+    def label(self) -> str:
+        """Its kind in words ("Clarification")."""
+        return changes.label(self.kind)
+
+    @property
+    def title(self) -> str:
+        """Its title in the feeds: "Clarification: HEADLINE"."""
+        return f"{self.label}: {self.headline}"
 
 
 @dataclass(frozen=True)
@@ -95,7 +109,7 @@ def _entry(ctx: RenderContext, found: Corrected) -> LogEntry:
     return LogEntry(urls.correction_entry_id(ctx.config, story.id, isotime(found.at)),
                     found.at, found.text, ctx.prose.block(found.text), story.headline,
                     href(ctx, found.story.url_path),
-                    urls.absolute(ctx.config, found.story.url_path), story.id)
+                    urls.absolute(ctx.config, found.story.url_path), story.id, found.kind)
 
 
 def _render(ctx: RenderContext, page: Slice[Corrected]) -> list[Output]:
@@ -105,7 +119,7 @@ def _render(ctx: RenderContext, page: Slice[Corrected]) -> list[Output]:
     atom = urls.feed_in(urls.CORRECTIONS, urls.FEED_ATOM)
     meta = PageMeta(
         title=f"{title}{title_suffix(page)} · {ctx.config.title}",
-        description=f"Every correction made to a story of {ctx.config.title}, newest first.",
+        description=DESCRIPTION.format(site=ctx.config.title),
         canonical=urls.absolute(ctx.config, page.path),
         alternates=(Alternate("application/atom+xml", href(ctx, atom), "Corrections (Atom)"),
                     Alternate("application/feed+json",
@@ -120,15 +134,15 @@ def _render(ctx: RenderContext, page: Slice[Corrected]) -> list[Output]:
 
 
 def _json(entry: LogEntry) -> dict[str, Any]:
-    return {"at": isotime(entry.at), "text": entry.text, "story": entry.story_id,
-            "headline": entry.headline, "url": entry.url}
+    return {"at": isotime(entry.at), "kind": entry.kind, "text": entry.text,
+            "story": entry.story_id, "headline": entry.headline, "url": entry.url}
 
 
 def _feeds(ctx: RenderContext, latest: tuple[Corrected, ...]) -> list[Output]:
     config = ctx.config
     entries = tuple(_entry(ctx, c) for c in latest)
     log = Log(f"Corrections · {config.title}",
-              f"Every correction made to a story of {config.title}, newest first.",
+              DESCRIPTION.format(site=config.title),
               urls.absolute(config, urls.CORRECTIONS),
               urls.absolute(config, urls.feed_in(urls.CORRECTIONS, urls.FEED_ATOM)),
               urls.absolute(config, urls.feed_in(urls.CORRECTIONS, urls.FEED_JSON)),
@@ -137,8 +151,9 @@ def _feeds(ctx: RenderContext, latest: tuple[Corrected, ...]) -> list[Output]:
     feed = {"version": "https://jsonfeed.org/version/1.1", "title": log.title,
             "home_page_url": log.url, "feed_url": log.json_url,
             "description": log.description, "language": config.language,
-            "items": [{"id": e.id, "url": e.url, "title": f"Correction: {e.headline}",
+            "items": [{"id": e.id, "url": e.url, "title": e.title,
                        "content_html": str(e.html), "content_text": e.text,
-                       "date_published": isotime(e.at)} for e in entries]}
+                       "date_published": isotime(e.at), "tags": [e.label]}
+                      for e in entries]}
     return [Output(urls.feed_in(urls.CORRECTIONS, urls.FEED_ATOM), atom.encode("utf-8")),
             Output(urls.feed_in(urls.CORRECTIONS, urls.FEED_JSON), encode(feed))]

@@ -108,9 +108,12 @@ def news_article(view: StoryView, config: Config, policies: Policies = ()) -> st
         data["hasPart"] = [_claim(fact, view) for fact in view.facts]
     if story.beat:
         data["keywords"] = [story.beat]
-    if view.corrections:
+    # Corrections only: a clarification, an update or an editor's note corrects nothing,
+    # though each dates the story's modification (dateModified, the latest change).
+    corrected = [c for c in view.corrections if c.kind == "correction"]
+    if corrected:
         data["correction"] = [{"@type": "CorrectionComment", "text": c.text,
-                               "datePublished": isotime(c.at)} for c in view.corrections]
+                               "datePublished": isotime(c.at)} for c in corrected]
     return script_json(data)
 
 

@@ -18,6 +18,7 @@ from desk.content.loader import LoadedStory, story_url_path
 from desk.content.media import is_local
 from desk.content.models import Cite, Manifest, Story
 from desk.content.prose import Prose
+from desk.render import changes
 from desk.render.disclosure import Disclosure, disclosure_of
 from desk.render.pictures import Picture, pictures
 
@@ -95,9 +96,17 @@ class RelatedView:
 
 @dataclass(frozen=True)
 class CorrectionView:
+    """One change record: a correction, a clarification, an update or an editor's note."""
+
     at: datetime
     text: str
     html: Markup
+    kind: str = "correction"
+
+    @property
+    def label(self) -> str:
+        """Its kind in words."""
+        return changes.label(self.kind)
 
 
 @dataclass(frozen=True)
@@ -137,6 +146,11 @@ class StoryView:
     agent: str = ""  # the writing agent, "" when the story names none
     agent_href: str = ""
     agent_url: str = ""
+
+    @property
+    def changes_title(self) -> str:
+        """What the list of its change records is called ("Corrections", "Changes")."""
+        return changes.heading(c.kind for c in self.corrections)
 
     @property
     def lead(self) -> Picture | None:
@@ -211,7 +225,7 @@ def story_view(story: Story, catalog: Catalog, config: Config, prose: Prose,
         related=tuple(_related(tuple((r.url, r.headline) for r in story.related), story.url,
                                catalog, config)),
         corrections=tuple(
-            CorrectionView(c.at, c.text, prose.block(c.text))
+            CorrectionView(c.at, c.text, prose.block(c.text), c.kind)
             for c in sorted(story.corrections, key=lambda c: c.at, reverse=True)
         ),
         steps=_steps(story, prose),
