@@ -11,7 +11,7 @@ import re
 import tomllib
 from collections.abc import Collection
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 from urllib.parse import urlsplit
 
 from pydantic import (
@@ -114,6 +114,10 @@ class Config(BaseModel):
     # and robots.txt's licence lines (desk.render.licence): texts, and the machine uses
     # the terms permit and prohibit (`permits`, `prohibits`: RSL usage tokens).
     reuse: dict[str, str | tuple[str, ...]] = Field(default_factory=dict)
+    # A published story whose text changed since its last publish with no new change
+    # record (desk.content.edits): a warning, or an error that refuses it (held back by
+    # `--hold-back`).
+    silent_edits: Literal["warning", "error"] = "warning"
     # Announcing (desk announce): the IndexNow key, which the site serves at /{key}.txt so
     # that search engines trust its submissions, and the WebSub hub every feed names. They
     # shape the site, so they live here; the rest is [announce] (AnnounceConfig).

@@ -122,3 +122,115 @@ def test_a_story_with_corrections_alone_reads_as_before(tmp_path: Path) -> None:
     assert html.cssselect("section.corrections h2")[0].text == "Corrections"
     assert html.cssselect("section.corrections .change-kind")[0].text == "Correction"
 
+
+# Silent edits: a published story's text changed with no new change record.
+
+def edited(story: dict[str, Any], **changes: Any) -> dict[str, Any]:
+    """The story with its first paragraph edited (and any other changes)."""
+    again = json.loads(json.dumps(story))
+    paragraph = again["sections"][0]["paragraphs"][0]
+    paragraph["markdown"] += " A sentence added later."
+    return again | changes
+
+
+def settings(root: Path, **extra: str) -> Path:
+    lines = ['base_url = "https://hangingcontext.com"', 'content_dir = "content"',
+             'output_dir = "public"', 'cache_dir = "cache"',
+             *(f'{key} = "{value}"' for key, value in extra.items()),
+             "[reuse]", 'summary = "Free to quote."']
+    (root / "desk.toml").write_text("\n".join(lines) + "\n")
+    return root / "desk.toml"
+
+
+def run(*args: str) -> Any:
+    return CliRunner().invoke(main, list(args))
+
+
+def site_args(root: Path, config: Path) -> list[str]:
+    return ["--config", str(config)]
+
+
+def test_an_edit_with_no_change_record_is_told_until_published(tmp_path: Path) -> None:
+    config = settings(tmp_path)
+    args = site_args(tmp_path, config)
+    out = ["--now", NOW, "--no-search"]
+    story = make_story(1)
+    path = write_story(tmp_path / "content", story)
+    write_story(tmp_path / "content", make_story(2))
+    assert run("build", *args, *out).exit_code == 0
+    history = json.loads((tmp_path / "public/.well-known/desk-urls.json").read_bytes())
+    assert history["version"] == 2 and set(history["published"]) == {"10001", "10002"}
+    # A change that is not the text (its trust label) is no silent edit.
+    write_story(tmp_path / "content", story | {"labels": {"trust": "reported"}})
+    checked = run("check", *args)
+    assert checked.exit_code == 0 and "silent-edit" not in checked.output
+    write_story(tmp_path / "content", edited(story))
+    checked = run("check", *args)
+    assert checked.exit_code == 0  # a warning
+    assert (f"{path}: /corrections: [silent-edit] the text of this story changed since it was "
+            "published at /stories/2026-11-14/story-number-1/, with no new change record"
+            ) in checked.output
+    assert checked.output.count("silent-edit") == 1  # story 2 is as published
+    built = run("build", *args, *out, "--report", str(tmp_path / "report.json"))
+    assert built.exit_code == 0
+    report = json.loads((tmp_path / "report.json").read_bytes())
+    assert [w["code"] for w in report["warnings"] if w["code"] == "silent-edit"] == [
+        "silent-edit"]
+    assert "A sentence added later." in (tmp_path / "public" / STORY / "index.html").read_text()
+    # Published as it is now: told no more.
+    checked = run("check", *args)
+    assert checked.exit_code == 0 and "silent-edit" not in checked.output
+
+
+def test_an_edit_with_a_change_record_is_not_told(tmp_path: Path) -> None:
+    config = settings(tmp_path)
+    args = site_args(tmp_path, config)
+    story = make_story(1, corrections=CHANGES[:1])
+    write_story(tmp_path / "content", story)
+    assert run("build", *args, "--now", NOW).exit_code == 0
+    write_story(tmp_path / "content", edited(story, corrections=CHANGES[:2]))
+    checked = run("check", *args)
+    assert checked.exit_code == 0 and "silent-edit" not in checked.output
+
+
+def test_as_an_error_the_edit_is_refused_and_held_back(tmp_path: Path) -> None:
+    config = settings(tmp_path, silent_edits="error")
+    args = site_args(tmp_path, config)
+    out = ["--now", NOW, "--no-search"]
+    story = make_story(1)
+    write_story(tmp_path / "content", story)
+    write_story(tmp_path / "content", make_story(2))
+    assert run("build", *args, *out).exit_code == 0
+    page = (tmp_path / "public" / STORY / "index.html").read_bytes()
+    write_story(tmp_path / "content", edited(story))
+    checked = run("check", *args)
+    assert checked.exit_code == 1 and "/corrections: [silent-edit]" in checked.output
+    refused = run("build", *args, *out)
+    assert refused.exit_code == 1
+    held = run("build", *args, *out, "--hold-back")
+    assert held.exit_code == 3, held.output
+    assert "Held back" in held.output and "[silent-edit]" in held.output
+    assert (tmp_path / "public" / STORY / "index.html").read_bytes() == page
+    # Held back, it is told again on the next build: its last publish is the old one.
+    assert run("build", *args, *out, "--hold-back").exit_code == 3
+    # With a change record saying what changed, it is published.
+    write_story(tmp_path / "content", edited(story, corrections=[
+        {"at": "2026-11-19T09:00:00Z", "text": "A sentence was added.", "kind": "update"}]))
+    assert run("build", *args, *out, "--hold-back").exit_code == 0
+    assert "A sentence added later." in (tmp_path / "public" / STORY / "index.html").read_text()
+
+
+def test_a_fresh_runner_knows_the_last_publish_from_the_url_history(tmp_path: Path) -> None:
+    """No cache and no site: the last deploy's desk-urls.json (--url-history) carries the
+    record of each publish."""
+    config = settings(tmp_path)
+    story = make_story(1)
+    write_story(tmp_path / "content", story)
+    assert run("build", *site_args(tmp_path, config), "--now", NOW).exit_code == 0
+    kept = tmp_path / "desk-urls.json"
+    kept.write_bytes((tmp_path / "public/.well-known/desk-urls.json").read_bytes())
+    write_story(tmp_path / "content", edited(story))
+    fresh = run("build", "--config", str(config), "--out", str(tmp_path / "fresh"),
+                "--no-cache", "--url-history", str(kept), "--now", NOW)
+    assert fresh.exit_code == 0
+    assert "/corrections: the text of this story changed since it was published" in fresh.output

@@ -30,6 +30,7 @@ from desk.content.history import (
     lines_form,
     read_history_file,
     redirects,
+    site_file,
 )
 
 A, B, C = (f"/stories/2026-11-14/{slug}/" for slug in ("a", "b", "c"))
@@ -121,7 +122,7 @@ def test_a_history_holds_story_paths_only(data: object, where: str) -> None:
 def test_history_files_that_cannot_be_read_are_findings(tmp_path: Path) -> None:
     path = tmp_path / "desk-urls.json"
     assert read_history_file(path) == (None, [])
-    for text, pointer in (("{broken", ""), ('{"version": 2, "stories": {}}', "/version"),
+    for text, pointer in (("{broken", ""), ('{"version": 3, "stories": {}}', "/version"),
                           ('{"version": 1, "stories": {"1": ["/x/"]}}', "/stories/1/0")):
         path.write_text(text)
         found, problems = read_history_file(path)
@@ -129,6 +130,37 @@ def test_history_files_that_cannot_be_read_are_findings(tmp_path: Path) -> None:
             (path.as_posix(), pointer, "url-history")]
     path.write_text(json.dumps({"version": 1, "stories": {"1": [A, B]}, "redirects": []}))
     assert read_history_file(path) == (UrlHistory({"1": (A, B)}), [])
+
+
+RECORD = "0123456789abcdef fedcba9876543210 2"
+
+
+def test_records_of_last_publishes_travel_with_the_history(tmp_path: Path) -> None:
+    """Version 2 keeps each story's last publish; a version 1 file (none) still loads."""
+    path = tmp_path / "desk-urls.json"
+    recorded = UrlHistory({"1": (A, B), "2": (C,)}, {"1": RECORD, "2": "0" * 16 + " - 0"})
+    config = load_config(REPO / "pyproject.toml")
+    path.write_bytes(json.dumps(site_file(recorded, [], config)).encode())
+    assert json.loads(path.read_bytes())["version"] == 2
+    assert read_history_file(path) == (recorded, [])
+    for bad, pointer in (({"1": "0123 x 2"}, "/published/1"), ({"2": 7}, "/published/2"),
+                         (["1"], "/published"), ({"1": RECORD + "\n" + RECORD}, "/published/1")):
+        path.write_text(json.dumps({"version": 2, "stories": {"1": [A]}, "published": bad}))
+        found, problems = read_history_file(path)
+        assert found is None and [p.pointer for p in problems] == [pointer], bad
+    # In the saved state's lines, beside the ids of more paths.
+    chunks, more = lines_form(recorded, per=1)
+    assert more == [{"1": (A, B)}, recorded.published]
+    assert history_from_lines(chunks, json.loads(json.dumps(more)), {C}, {}) == recorded
+    assert lines_form(UrlHistory(recorded.urls)) == lines_form(UrlHistory(recorded.urls), 2000)
+    state = SavedState(history=recorded)
+    write_state(state, tmp_path / "state.sqlite")
+    assert read_state(tmp_path / "state.sqlite").history == recorded
+    # A move keeps the records; records that change nothing keep the very history.
+    assert recorded.advance([("2", A)]).published == recorded.published
+    assert recorded.published_as({"1": RECORD}) is recorded
+    assert recorded.published_as({"3": RECORD}).published == {
+        "1": RECORD, "2": "0" * 16 + " - 0", "3": RECORD}
 
 
 def test_the_saved_state_keeps_the_history(tmp_path: Path) -> None:
@@ -232,7 +264,9 @@ def test_where_a_build_starts_its_history(tmp_path: Path) -> None:
     cache = BuildCache.saved_for(config.cache_dir, out)
     built = UrlHistory({"10001": ("/stories/2026-11-14/story-number-1/",)})
     cache.history = given
-    assert cache.recall_history(out) == (built, [])  # the saved state, which made the site
+    found = cache.recall_history(out)  # the saved state, which made the site
+    assert found == (dataclasses.replace(built, published=found[0].published), [])
+    assert list(found[0].published) == ["10001"]  # with the record of its publish
     # A state that describes another site (a --no-cache build came between): the site's.
     site_file = out / ".well-known/desk-urls.json"
     data = json.loads(site_file.read_text())

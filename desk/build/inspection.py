@@ -10,7 +10,7 @@ apart: they stop only a build that shows drafts.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from functools import partial
@@ -22,6 +22,8 @@ from desk.build.records import Stat
 from desk.config import Config
 from desk.content.catalog import Content
 from desk.content.checks import KeptChecks, check_across, check_story, check_withdrawals
+from desk.content.digests import text_digest
+from desk.content.edits import silent_edits
 from desk.content.findings import Finding, sort_findings
 from desk.content.history import UrlHistory
 from desk.content.loader import (
@@ -64,6 +66,8 @@ class Inspection:
     # The last inspected versions of the stories whose files changed or went since the
     # saved inspections (None: not known).
     replaced: tuple[LoadedStory, ...] | None = None
+    # The text digests read to tell silent edits, by path (desk.content.edits.Edits).
+    texts: Mapping[str, tuple[str, str]] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -94,8 +98,9 @@ def inspect_content(config: Config, cache: InspectionCache | None = None,
     paths = listed(content, STORIES, findings)
     draft_paths = listed(content, DRAFTS, draft_findings)
     parsed: dict[str, ParsedStory] = {}
+    texts: dict[str, tuple[str, str]] = {}  # of the files parsed now (desk.content.edits)
     # A long-running process may serve meanwhile: its workers are forked under its gate.
-    results = _inspect_files(paths + draft_paths, config, cache, jobs, parsed,
+    results = _inspect_files(paths + draft_paths, config, cache, jobs, (parsed, texts),
                              session.fork_gate if session is not None else None)
     stories = _valid(paths, results, findings)
     drafts = _as_drafts(_valid(draft_paths, results, draft_findings), session)
@@ -106,11 +111,27 @@ def inspect_content(config: Config, cache: InspectionCache | None = None,
         draft_findings += [f for f in kept.shown(stories + drafts, config) if f.path in shown]
     withdrawals = _withdrawals(content, findings)
     findings += check_withdrawals(withdrawals, stories + drafts, history or UrlHistory())
+    edits = silent_edits(stories, history or UrlHistory(), parsed, config)
+    findings += edits.findings
+    own = _with_edits(results, edits.findings)
     pages = load_pages(content, findings)  # small files: read on every build
     replaced = None if cache is None or cache.replaced is None else tuple(cache.replaced)
     return Inspection(tuple(stories), tuple(sort_findings(findings)), parsed, tuple(drafts),
-                      tuple(sort_findings(draft_findings)), withdrawals, tuple(paths), results,
-                      pages, replaced)
+                      tuple(sort_findings(draft_findings)), withdrawals, tuple(paths), own,
+                      pages, replaced, {**texts, **edits.texts})
+
+
+def _with_edits(results: dict[str, Inspected], edits: Sequence[Finding]
+                ) -> Mapping[str, Inspected]:
+    """Each file's own inspection, a silent edit counted as its own finding (a build that
+    holds back bad stories holds back one that is an error); the cache's are untouched."""
+    if not edits:
+        return results
+    own = dict(results)
+    for finding in edits:
+        item, found = own[finding.path]
+        own[finding.path] = item, (*found, finding)
+    return own
 
 
 def _valid(paths: list[str], results: dict[str, Inspected],
@@ -146,12 +167,15 @@ def _withdrawals(content: Path, findings: list[Finding]) -> tuple[LoadedWithdraw
 
 
 def _inspect_files(paths: list[str], config: Config, cache: InspectionCache | None,
-                   jobs: int, parsed: dict[str, ParsedStory],
+                   jobs: int,
+                   kept: tuple[dict[str, ParsedStory], dict[str, tuple[str, str]]],
                    gate: AbstractContextManager[object] | None = None
                    ) -> dict[str, Inspected]:
     """Each file's inspection: recalled when unchanged, else done (forked when many,
     each worker forked holding `gate`); the stories parsed in this process are kept in
-    `parsed` when they are few."""
+    `kept`'s first when they are few, the text digest of each parsed (with its file's
+    digest) in its second, for the record of its publish (never in the saved state)."""
+    parsed, texts = kept
     results: dict[str, Inspected] = {}
     todo: list[tuple[str, Stat | None]] = []
     for path in paths:
@@ -167,10 +191,12 @@ def _inspect_files(paths: list[str], config: Config, cache: InspectionCache | No
             results[path] = recalled
     workers = jobs if len(todo) >= PARALLEL_MIN_FILES else 1
     keep = parsed if workers == 1 and len(todo) <= KEEP_PARSED else None
-    fresh = map_forked(partial(inspect_file, config=config, keep=keep), [p for p, _ in todo],
+    fresh = map_forked(partial(_inspect_told, config=config, keep=keep), [p for p, _ in todo],
                        workers, gate)
-    for (path, stat), result in zip(todo, fresh, strict=True):
+    for (path, stat), (result, text) in zip(todo, fresh, strict=True):
         results[path] = result
+        if result[0] is not None and text:
+            texts[path] = result[0].digest, text
         if cache is not None:
             cache.remember(path, stat, result)
     if cache is not None:
@@ -182,13 +208,20 @@ def inspect_file(path: str, config: Config, keep: dict[str, ParsedStory] | None 
                  ) -> Inspected:
     """One file: parsed, validated and checked on its own (nothing across stories); the
     parsed story is added to `keep` when given."""
+    return _inspect_told(path, config, keep)[0]
+
+
+def _inspect_told(path: str, config: Config, keep: dict[str, ParsedStory] | None = None
+                  ) -> tuple[Inspected, str]:
+    """inspect_file, with the text digest of the story parsed ("" when none was)."""
     findings: list[Finding] = []
     parsed = parse_story_file(Path(path), findings)
     if parsed is None:
-        return None, tuple(findings)
+        return (None, tuple(findings)), ""
     if keep is not None:
         keep[path] = parsed
     story = parsed.story
     findings += layout_warnings(path, story)
     findings += check_story(path, story, config)
-    return LoadedStory.of(path, story, parsed.digest, parsed.blob), tuple(findings)
+    return ((LoadedStory.of(path, story, parsed.digest, parsed.blob), tuple(findings)),
+            text_digest(parsed.data))

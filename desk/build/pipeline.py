@@ -57,6 +57,7 @@ from desk.build.writer import LastSiteIncomplete, SiteWriter, WriteError
 from desk.config import Config
 from desk.content.catalog import Catalog, Clock, Content, Group, Notice
 from desk.content.digests import digest
+from desk.content.edits import publish_records
 from desk.content.findings import Finding, sort_findings
 from desk.content.gitblobs import clean_blobs
 from desk.content.history import Redirect, UrlHistory
@@ -179,15 +180,16 @@ def build(
 def _build(config: Config, clock: Clock, target: Target, cache: BuildCache,
            workers: Workers) -> BuildReport:
     timer = Timer()
-    sorted_out, parsed, findings, history, replaced = _published(config, clock, target,
-                                                                 cache, workers.jobs)
+    sorted_out, parsed, findings, history, (replaced, texts) = _published(
+        config, clock, target, cache, workers.jobs)
     timer.lap("load")
     if sorted_out is None:
         return BuildReport(False, tuple(findings), timings=timer.timings)
     held = sorted_out.held
     if any(f.is_error for f in findings):
         return BuildReport(False, _with_held(findings, held), timings=timer.timings)
-    catalog, problems = _catalog(sorted_out.content, config, clock, history, cache)
+    catalog, problems = _catalog(sorted_out.content, config, clock, history, cache,
+                                 (texts, parsed))
     timer.lap("catalog")
     if any(p.is_error for p in problems):  # an image file that cannot be published
         return BuildReport(False, _with_held([*problems, *findings], held), timings=timer.timings)
@@ -333,13 +335,21 @@ class SettledStories:
 
 
 def _catalog(content: Content, config: Config, clock: Clock, history: UrlHistory,
-             cache: BuildCache) -> tuple[Catalog, list[Finding]]:
+             cache: BuildCache,
+             read: tuple[Mapping[str, tuple[str, str]], Mapping[str, ParsedStory]]
+             ) -> tuple[Catalog, list[Finding]]:
     """The catalog and its image files (see _with_media); a long-running process makes it
-    from its last one where it can (desk.content.recatalog) and keeps it."""
+    from its last one where it can (desk.content.recatalog) and keeps it. The URL history
+    after it records each story this build publishes (`read`: the texts and stories read
+    on the way, desk.content.edits.publish_records), but a preview's, which publishes
+    nothing: its records stay the site's."""
     session = cache.session
     made = catalog_after(session.cataloged if session is not None else None, content, config,
                          clock, history)
     catalog, problems = _with_media(made.catalog, config, cache)
+    if session is None:
+        catalog = replace(catalog, history=publish_records(catalog.history, catalog.published,
+                                                           *read))
     if session is not None:  # the very catalog this build goes on with (see _standing)
         session.cataloged = replace(made, catalog=catalog)
     return catalog, problems
@@ -465,19 +475,20 @@ def _start_search(ctx: RenderContext, cache: BuildCache, ledger: Ledger, writer:
 
 def _published(config: Config, clock: Clock, target: Target, cache: BuildCache, jobs: int
                ) -> tuple[HoldBack | None, dict[str, ParsedStory], list[Finding], UrlHistory,
-                          tuple[LoadedStory, ...] | None]:
+                          tuple[tuple[LoadedStory, ...] | None, Mapping[str, tuple[str, str]]]]:
     """What this build publishes (None when the URL history cannot be read), the stories
-    parsed on the way (for their pages), the findings that count, the URL history and the
-    last versions of the stories whose files changed or went (None: not known).
+    parsed on the way (for their pages), the findings that count, the URL history, and
+    the last versions of the stories whose files changed or went (None: not known) with
+    the text digests read to tell silent edits (desk.content.edits).
     The inspection itself, with its lists of every file, is not held past this."""
     inspection, findings, history = _inspect(config, clock, target, cache, jobs)
     if inspection is None:
-        return None, {}, findings, history, None
+        return None, {}, findings, history, (None, {})
     # With --hold-back, a story whose image cannot be published is held back too.
     images = _image_findings(inspection, config, cache, clock.drafts) if clock.hold_back else []
     sorted_out = _hold_back(inspection, (findings, images), config, clock, history, target)
     return (sorted_out, {**inspection.parsed, **sorted_out.parsed}, list(sorted_out.findings),
-            history, inspection.replaced)
+            history, (inspection.replaced, inspection.texts))
 
 
 def _left(replaced: tuple[LoadedStory, ...] | None, content: Content, catalog: Catalog,

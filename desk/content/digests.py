@@ -8,8 +8,10 @@ one version of a story at one URL on its page and in the search index.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+import orjson
 
 if TYPE_CHECKING:
     from hashlib import _Hash
@@ -71,3 +73,16 @@ def search_entry(url: str, story_digest: str) -> str:
     made.update(b"".join((len(path).to_bytes(8, "big"), path,
                           len(made_from).to_bytes(8, "big"), made_from)))
     return made.hexdigest()[:12]
+
+
+def text_digest(data: Mapping[str, Any]) -> str:
+    """The digest of what a reader reads of a story, from its validated JSON: headline,
+    dek, key facts and sections (headings and paragraphs). 16 hex digits: it tells an
+    edit of one story's text, never a secret. Taken from the JSON, not the model: a story
+    read again only for it is not validated a second time (a tenth of the time)."""
+    text = [data.get("headline", ""), data.get("dek", ""),
+            [fact.get("text", "") for fact in data.get("key_facts", ())],
+            [[section.get("heading", ""),
+              [paragraph.get("markdown", "") for paragraph in section.get("paragraphs", ())]]
+             for section in data.get("sections", ())]]
+    return hashlib.sha256(orjson.dumps(text)).hexdigest()[:16]

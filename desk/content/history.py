@@ -5,6 +5,12 @@ the URLs by story id: the old ones get a redirect page to the newest, and a with
 story's notice goes where readers last saw it. A URL belongs to the last story published
 at it (a redirect never overwrites a live page).
 
+Beside each id's URLs, the history keeps a record of its story's last publish (`published`:
+the digest of its file and of its text, and how many change records it had then), so that
+an edit of a published story's text with no change record is told before it is published
+again (desk.content.edits). It travels with the URLs, fresh runners included; a history
+written before it (version 1) has no records, and reads as one.
+
 One JSON form, kept in two places:
 
 - the build cache's saved state (desk.build.cache), for the next build on the same machine;
@@ -17,7 +23,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Container, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import chain
 from pathlib import Path
 from typing import Any
@@ -28,8 +34,14 @@ from desk import urls
 from desk.config import Config
 from desk.content.findings import Finding, escape_pointer
 
-HISTORY_VERSION = 1
+# 2: the record of each story's last publish (`published`); a version 1 file still loads.
+HISTORY_VERSION = 2
+HISTORY_VERSIONS = (1, 2)
 HISTORY_CODE = "url-history"
+# A last publish's record: the first 16 hex digits of the sha256 of the story's file (of
+# its index.json for a held-back story's stand-in) and of its text (desk.content.digests.
+# text_digest; "-" when not known), and its count of change records.
+_RECORDS = re.compile(r"(?:[0-9a-f]{16} (?:[0-9a-f]{16}|-) (?:0|[1-9][0-9]{0,5})\n)*")
 
 
 @dataclass(frozen=True)
@@ -47,6 +59,8 @@ class UrlHistory:
     under one id at most."""
 
     urls: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # The record of each story's last publish, by id (see _RECORDS).
+    published: Mapping[str, str] = field(default_factory=dict)
 
     def latest(self, story_id: str) -> str | None:
         """The newest URL path a story was published at, if any."""
@@ -64,6 +78,7 @@ class UrlHistory:
                        if latest(story_id) != path)
         if not moved:
             return self  # nothing moved (the usual build)
+        published = self.published
         lists = dict(self.urls)  # tuples, replaced where they change
         wanted = {path for _, path in moved}
         owners = {path: k for k, paths in lists.items() for path in paths if path in wanted}
@@ -74,7 +89,17 @@ class UrlHistory:
             lists[story_id] = (*lists.get(story_id, ()), path)
             owners[path] = story_id
         kept = {k: v for k, v in lists.items() if v}
-        return UrlHistory(kept if _in_order(kept) else dict(sorted(kept.items())))
+        return UrlHistory(kept if _in_order(kept) else dict(sorted(kept.items())), published)
+
+    def published_as(self, records: Mapping[str, str]) -> UrlHistory:
+        """The history with these ids' records of their last publish replaced (itself
+        when none differs: the saved state then keeps the history it holds)."""
+        known = self.published
+        changed = {k: v for k, v in records.items() if known.get(k) != v}
+        if not changed:
+            return self
+        merged = {**known, **changed}
+        return UrlHistory(self.urls, merged if _in_order(merged) else dict(sorted(merged.items())))
 
     def to_json(self) -> Mapping[str, tuple[str, ...]]:
         """The JSON form of the history (ids in order; a tuple is a JSON array): not to
@@ -107,10 +132,28 @@ def site_file(history: UrlHistory, moved: Sequence[Redirect], config: Config
         "version": HISTORY_VERSION,
         "base_url": config.base_url,
         "stories": history.to_json(),
+        "published": history.published,
         "redirects": [{"from": r.path, "to": r.target, "id": r.id,
                        "object": urls.relative_file(r.path),
                        "location": urls.absolute(config, r.target)} for r in moved],
     }
+
+
+def records_from_json(data: Any, pointer: str = "/published",
+                      shared: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The records of last publishes in their JSON form (raises ValueError naming the
+    pointer when one is not a record): told by one match over them all."""
+    if not isinstance(data, dict):
+        raise ValueError(f"{pointer}: expected an object of records by story id")
+    values = list(data.values())
+    if values and not (all(type(v) is str for v in values)
+                       and "\n".join(values).count("\n") == len(values) - 1
+                       and _RECORDS.fullmatch("\n".join(values) + "\n")):
+        bad = next(k for k, v in data.items() if type(v) is not str or "\n" in v
+                   or not _RECORDS.fullmatch(v + "\n"))
+        raise ValueError(f"{_where(pointer, bad)}: not a record of a publish")
+    get = (shared or {}).get
+    return {get(k, k): v for k, v in data.items()}
 
 
 def history_from_json(data: Any, pointer: str = "",
@@ -136,18 +179,24 @@ def history_from_json(data: Any, pointer: str = "",
 LINES_PER_CHUNK = 2_000
 
 
-def lines_form(history: UrlHistory, per: int = LINES_PER_CHUNK
-               ) -> tuple[list[str], Mapping[str, Sequence[str]]]:
+def lines_form(history: UrlHistory, per: int = LINES_PER_CHUNK) -> tuple[list[str], Any]:
     """The history as the saved state keeps it: every id in order, each followed by its
     one path (or by an empty line when it has more), one per line, in chunks of `per`
     ids; and the ids with more than one path in JSON form. Read back
     (history_from_lines) without making a list and a tuple for each of an archive's ids.
     In chunks, so that no copy of the whole (5 MB at 100,000 stories) is made to write
     it: the saved state keeps a row for each. When an id or a path holds a line break,
-    no chunks and the whole history in JSON form."""
+    no chunks and the whole history in JSON form. With records of last publishes, the
+    second part is a pair: those ids' paths, and the records."""
+    chunks, more = _lines_form(history, per)
+    return (chunks, [more, history.published]) if history.published else (chunks, more)
+
+
+def _lines_form(history: UrlHistory, per: int
+                ) -> tuple[list[str], Mapping[str, Sequence[str]]]:
     urls = history.to_json()
     ids = list(urls)
-    chunks = []
+    chunks: list[str] = []
     for start in range(0, len(ids), per):
         part = ids[start:start + per]
         firsts = [paths[0] if len(paths) == 1 else "" for paths in map(urls.__getitem__, part)]
@@ -165,6 +214,15 @@ def history_from_lines(chunks: Sequence[str], more: Any, known: Container[str],
     of the stories read with the state, which are as trusted): at 100,000 stories, most
     ids have one path, their story's. `shared`: strings held already, used for the equal
     ids and paths."""
+    published: dict[str, str] = {}
+    if type(more) is list and len(more) == 2:  # with the records of last publishes
+        more, published = more[0], records_from_json(more[1], shared=shared)
+    found = _history_from_lines(chunks, more, known, shared)
+    return replace(found, published=published) if published else found
+
+
+def _history_from_lines(chunks: Sequence[str], more: Any, known: Container[str],
+                        shared: Mapping[str, str]) -> UrlHistory:
     others = history_from_json(more, shared=shared)
     if not chunks:  # all of it in JSON form
         return others
@@ -239,9 +297,12 @@ def read_history_file(path: Path) -> tuple[UrlHistory | None, list[Finding]]:
         return None, [_problem(path, "", f"cannot read the URL history: {exc.strerror}")]
     try:
         data = orjson.loads(raw)
-        if not isinstance(data, dict) or data.get("version") != HISTORY_VERSION:
+        if not isinstance(data, dict) or data.get("version") not in HISTORY_VERSIONS:
             raise ValueError(f"/version: expected {HISTORY_VERSION}")
-        return history_from_json(data.get("stories"), "/stories"), []
+        found = history_from_json(data.get("stories"), "/stories")
+        if data.get("published"):
+            return replace(found, published=records_from_json(data["published"])), []
+        return found, []
     except ValueError as exc:  # orjson's decode error is one too
         where, _, message = str(exc).partition(": ")
         if not where.startswith("/"):
@@ -277,7 +338,7 @@ def _is_story_path(path: object) -> bool:
         return False
 
 
-def _in_order(urls: Mapping[str, tuple[str, ...]]) -> bool:
+def _in_order(urls: Mapping[str, Any]) -> bool:
     previous = ""
     for key in urls:
         if key < previous:
