@@ -176,7 +176,7 @@ def test_open_graph_and_twitter(site: Path) -> None:
     assert og["article:section"] == "Artificial Intelligence"
     assert tw["twitter:card"] == "summary_large_image"
     assert (site / "static/og-default.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert document.xpath('//link[@rel="license"]/@href') == ["/terms/reuse/"]
+    assert document.xpath('//link[@rel="license"]/@href') == ["/terms/reuse/", "/license.xml"]
 
 
 def test_story_page_is_light(site: Path) -> None:

@@ -330,7 +330,9 @@ def test_a_storys_warnings_show_on_its_page_only_and_once_in_the_terminal(
     assert b"desk-findings" not in built  # never in the files a build writes
     told = [line for line in lines if line.startswith("warning: ")]
     assert len(told) == 1 and gone in told[0]
-    write_story(content, make_story(1, headline="Another save, of another file"))
+    # (A change record with it: a new headline alone would be a silent edit's warning.)
+    write_story(content, make_story(1, headline="Another save, of another file", corrections=[
+        {"at": "2026-11-14T13:00:00Z", "text": "A new headline.", "kind": "update"}]))
     assert server.rebuild("changed story 1", content_only=True) is not None
     assert [line for line in lines if line.startswith("warning: ")] == told  # not again
     write_story(content, make_story(2))  # fixed

@@ -341,15 +341,13 @@ def _catalog(content: Content, config: Config, clock: Clock, history: UrlHistory
     """The catalog and its image files (see _with_media); a long-running process makes it
     from its last one where it can (desk.content.recatalog) and keeps it. The URL history
     after it records each story this build publishes (`read`: the texts and stories read
-    on the way, desk.content.edits.publish_records), but a preview's, which publishes
-    nothing: its records stay the site's."""
+    on the way, desk.content.edits.publish_records)."""
     session = cache.session
     made = catalog_after(session.cataloged if session is not None else None, content, config,
                          clock, history)
     catalog, problems = _with_media(made.catalog, config, cache)
-    if session is None:
-        catalog = replace(catalog, history=publish_records(catalog.history, catalog.published,
-                                                           *read))
+    catalog = replace(catalog, history=publish_records(catalog.history, catalog.published,
+                                                       *read))
     if session is not None:  # the very catalog this build goes on with (see _standing)
         session.cataloged = replace(made, catalog=catalog)
     return catalog, problems

@@ -93,18 +93,23 @@ def silent_edits(stories: Sequence[LoadedStory], history: UrlHistory,
 def publish_records(history: UrlHistory, published: Iterable[LoadedStory],
                     texts: Mapping[str, tuple[str, str]],
                     parsed: Mapping[str, ParsedStory]) -> UrlHistory:
-    """The history with the record of each story this build publishes (drafts aside):
-    kept when it names the story's file, else made anew, its text from what was read
-    already (`texts`: the inspection's and silent_edits'; `parsed`), else read now (a
-    story inspected before and published only now: a scheduled one come due; every story
-    once, after an upgrade from a history without records). UNKNOWN only when its file
-    changed meanwhile. Whatever was read on the way, the records are the same."""
+    """The history with the records of the stories this build publishes (drafts aside),
+    and of no other (a withdrawn or deleted story's goes: the records are what the
+    published stories are, however the build came to them, so a build from nothing
+    writes the same). A record is kept when it names the story's file, else made anew,
+    its text from what was read already (`texts`: the inspection's and silent_edits';
+    `parsed`), else read now (a story inspected before and published only now: a
+    scheduled one come due; every story once, after an upgrade from a history without
+    records). UNKNOWN only when its file changed meanwhile."""
     records = history.published
     made: dict[str, str] = {}
     for item in published:
         story_id = item.summary.id
         known = records.get(story_id)
-        if item.draft or (known is not None and known.startswith(item.digest[:SHORT])):
+        if item.draft:
+            continue
+        if known is not None and known.startswith(item.digest[:SHORT]):
+            made[story_id] = known
             continue
         told = texts.get(item.path)
         text = told[1] if told is not None and told[0] == item.digest else _text(item, parsed)

@@ -91,15 +91,12 @@ class UrlHistory:
         kept = {k: v for k, v in lists.items() if v}
         return UrlHistory(kept if _in_order(kept) else dict(sorted(kept.items())), published)
 
-    def published_as(self, records: Mapping[str, str]) -> UrlHistory:
-        """The history with these ids' records of their last publish replaced (itself
-        when none differs: the saved state then keeps the history it holds)."""
-        known = self.published
-        changed = {k: v for k, v in records.items() if known.get(k) != v}
-        if not changed:
-            return self
-        merged = {**known, **changed}
-        return UrlHistory(self.urls, merged if _in_order(merged) else dict(sorted(merged.items())))
+    def published_as(self, records: dict[str, str]) -> UrlHistory:
+        """The history with these records of last publishes, in id order (itself when
+        they are the ones it has: the saved state then keeps the history it holds)."""
+        if not _in_order(records):
+            records = dict(sorted(records.items()))
+        return self if records == self.published else UrlHistory(self.urls, records)
 
     def to_json(self) -> Mapping[str, tuple[str, ...]]:
         """The JSON form of the history (ids in order; a tuple is a JSON array): not to
