@@ -69,11 +69,14 @@ def silent_edits(stories: Sequence[LoadedStory], history: UrlHistory,
     texts: dict[str, tuple[str, str]] = {}
     if not records:
         return Edits((), texts)
-    ids = Counter(item.summary.id for item in stories)
-    for item in stories:
-        line = records.get(item.summary.id)
-        if line is None or line.startswith(item.digest[:SHORT]) or ids[item.summary.id] > 1:
-            continue  # never published, published as it is, or an id two files claim
+    # Published before, and not as it is: an hour's edits (the ids counted for those only).
+    edited = [(item, line) for item in stories
+              if (line := records.get(item.summary.id)) is not None
+              and not line.startswith(item.digest[:SHORT])]
+    ids = Counter(item.summary.id for item in stories) if edited else Counter()
+    for item, line in edited:
+        if ids[item.summary.id] > 1:
+            continue  # an id two files claim: an error of its own
         record = Record.parse(line)
         text = _text(item, parsed)
         if text is None:
