@@ -92,10 +92,10 @@ class UrlHistory:
         return UrlHistory(kept if _in_order(kept) else dict(sorted(kept.items())), published)
 
     def published_as(self, records: dict[str, str]) -> UrlHistory:
-        """The history with these records of last publishes, in id order (itself when
-        they are the ones it has: the saved state then keeps the history it holds)."""
-        if not _in_order(records):
-            records = dict(sorted(records.items()))
+        """The history with these records of last publishes, in the order given (the
+        catalog's: the same for any build of the same content, and not sorted again on
+        every build); itself when they are the ones it has, so that the saved state keeps
+        the history it holds."""
         return self if records == self.published else UrlHistory(self.urls, records)
 
     def to_json(self) -> Mapping[str, tuple[str, ...]]:
