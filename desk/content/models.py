@@ -26,8 +26,10 @@ from pydantic import (
     StrictBool,
     StrictInt,
     StrictStr,
+    WithJsonSchema,
 )
 
+from desk.content import patterns
 from desk.content.findings import escape_pointer
 from desk.content.segments import MAX_SEGMENT_BYTES, check_edition, check_segment
 
@@ -110,19 +112,27 @@ def _media_path_problem(value: str, parts: list[str]) -> str:
     return ""
 
 
-UtcDatetime = Annotated[AwareDatetime, BeforeValidator(_require_text), AfterValidator(_to_utc)]
-IsoDate = Annotated[date, BeforeValidator(_require_text)]
-HttpUrl = Annotated[str, AfterValidator(check_url)]
-Segment = Annotated[str, AfterValidator(check_segment)]
-Edition = Annotated[str, AfterValidator(check_edition)]
+# Each type names the JSON Schema that says its rule (desk.content.patterns), so the
+# published schema says what the loader checks.
+UtcDatetime = Annotated[AwareDatetime, BeforeValidator(_require_text), AfterValidator(_to_utc),
+                        WithJsonSchema(patterns.DATETIME)]
+IsoDate = Annotated[date, BeforeValidator(_require_text), WithJsonSchema(patterns.DATE)]
+HttpUrl = Annotated[str, AfterValidator(check_url), WithJsonSchema(patterns.URL)]
+Segment = Annotated[str, AfterValidator(check_segment), WithJsonSchema(patterns.SEGMENT)]
+Edition = Annotated[str, AfterValidator(check_edition), WithJsonSchema(patterns.EDITION)]
 # A segment that may be left empty (a story with no beat, a writer with no agent).
-MaybeSegment = Annotated[str, AfterValidator(lambda v: check_segment(v) if v else v)]
+MaybeSegment = Annotated[str, AfterValidator(lambda v: check_segment(v) if v else v),
+                         WithJsonSchema(patterns.MAYBE_SEGMENT)]
 
 
 class DeskModel(BaseModel):
-    """Base of every story model: frozen, keeps unknown keys."""
+    """Base of every story model: frozen, keeps unknown keys.
 
-    model_config = ConfigDict(frozen=True, extra="allow", populate_by_name=True)
+    A field's docstring is its description in the published JSON Schema
+    (desk.content.schema) and in docs/content.md."""
+
+    model_config = ConfigDict(frozen=True, extra="allow", populate_by_name=True,
+                              use_attribute_docstrings=True)
 
     def __eq__(self, other: object) -> bool:
         # Equal content is equal whatever order the keys were written in.
@@ -223,50 +233,91 @@ def _unknown_in(value: Any, pointer: str) -> Iterator[tuple[str, str, tuple[str,
 
 
 class Labels(DeskModel):
+    """The story's labels."""
+
     trust: str = ""
+    """The trust level, e.g. confirmed."""
     trust_text: str = ""
+    """The trust level in words, e.g. Confirmed · 3 Manifests."""
     newsroom: str = ""
+    """The newsroom's name as a label."""
 
 
 class Cite(DeskModel):
+    """One citation: a manifest, and the claims of it the text rests on."""
+
     claim_ids: tuple[str, ...] = ()
+    """The ids of the claims cited; at least one (empty-claims)."""
     manifest_id: str
+    """The id of a manifest listed in /manifests (unknown-manifest)."""
 
 
 class KeyFact(DeskModel):
+    """One key fact of the story."""
+
     text: str
+    """The fact, as plain text."""
     cites: tuple[Cite, ...] = ()
+    """Where the fact comes from (without any: an uncited-text warning)."""
     self_reported: StrictBool = False
+    """True when the fact is what its subject says of itself."""
 
 
 class Image(DeskModel):
-    url: Annotated[str, AfterValidator(check_image_url)]
+    """One picture of the story (the first is its lead)."""
+
+    url: Annotated[str, AfterValidator(check_image_url), WithJsonSchema(patterns.IMAGE_URL)]
+    """An absolute http(s) URL, or the path of a file below content/media/ written from the content
+    folder (media/2026-11-14/rack.jpg), which desk publishes with its variants and crops."""
     alt: str = ""
+    """What the picture shows, for readers who cannot see it (without it: an image-alt-missing
+    warning)."""
     caption: str = ""
+    """The caption."""
     credit: str = ""
+    """Who made the picture (without it: an image-credit-missing warning)."""
     width: StrictInt | None = None
+    """Width in pixels, for a URL (a file's own size is read from it)."""
     height: StrictInt | None = None
+    """Height in pixels, for a URL (a file's own size is read from it)."""
 
 
 class Paragraph(DeskModel):
+    """One paragraph of the body, in Markdown, with its citations."""
+
     cites: tuple[Cite, ...] = ()
+    """Where the paragraph comes from (without any: an uncited-text warning)."""
     markdown: str
+    """The paragraph in Markdown (CommonMark, tables, strikethrough; raw HTML is shown as text)."""
 
 
 class Section(DeskModel):
+    """One section of the body: a heading and its paragraphs."""
+
     heading: str = ""
+    """The section's heading; empty for none."""
     paragraphs: tuple[Paragraph, ...] = ()
+    """The section's paragraphs, in order."""
 
 
 class DecisionCard(DeskModel):
+    """Who the story is for, and what to compare it with."""
+
     not_for: tuple[str, ...] = ()
+    """Readers the story is not for."""
     useful_for: tuple[str, ...] = ()
+    """Readers the story is useful for."""
     compare_against: tuple[str, ...] = ()
+    """What to compare the story's subject with."""
 
 
 class Writer(DeskModel):
+    """The agent that wrote the story, and its run."""
+
     agent: MaybeSegment = ""  # the path segment of its agent page
+    """The writing agent, a path segment (its page is /agents/AGENT/); empty for none."""
     run_id: str = ""
+    """The id of the agent's run that wrote the story."""
 
 
 # The kinds of change a published story records. A record written before kinds existed
@@ -279,55 +330,97 @@ class Correction(DeskModel):
     """One change to a published story: what changed, when, and of which kind."""
 
     at: UtcDatetime
+    """When the change was made, with its UTC offset."""
     text: str
+    """What changed, for readers."""
     kind: ChangeKind = "correction"
+    """The kind of change: correction (the default: a record without a kind is one), clarification,
+    update or editors-note."""
 
 
 class Review(DeskModel):
     """The human review a story went through: who holds editorial responsibility, and when."""
 
     by: Annotated[StrictStr, Field(min_length=1)]
+    """Who reviewed the story and holds editorial responsibility for it; not empty."""
     at: UtcDatetime
+    """When the review was made, with its UTC offset."""
     url: HttpUrl | None = None  # the editor's page, e.g. an About section
+    """A page about the reviewer, e.g. the About page's section."""
 
 
 class Manifest(DeskModel):
+    """One source manifest the story cites."""
+
     title: str = ""
+    """The source's title."""
     source_url: HttpUrl | None = None
+    """Where the source was published."""
     manifest_id: str
+    """The manifest's id, as the story's citations name it."""
     source_name: str = ""
+    """The source's publisher."""
     published_date: IsoDate | None = None
+    """When the source was published, YYYY-MM-DD."""
 
 
 class Step(DeskModel):
+    """One step of running the manifests again."""
+
     n: StrictInt | None = None
+    """The step's number."""
     title: str = ""
+    """The step's title."""
     text: str = ""
+    """What to do."""
 
 
 class Request(DeskModel):
+    """The HTTP request that fetches a manifest."""
+
     method: str = ""
+    """The HTTP method, e.g. GET."""
     url_template: str = ""
+    """The URL, with a placeholder where the manifest's id goes."""
     headers: dict[str, str] = Field(default_factory=dict)
+    """The request's headers, by name."""
 
 
 class RunTheseManifests(DeskModel):
+    """How a reader runs the cited manifests again, to check the claims."""
+
     title: str = ""
+    """The block's title."""
     summary: str = ""
+    """What running the manifests shows."""
     manifest_ids: tuple[str, ...] = ()
+    """The manifests to run: the ones the story cites (else a run-manifests-mismatch warning)."""
     steps: tuple[Step, ...] = ()
+    """The steps, in order."""
     mcp_url: HttpUrl | None = None
+    """The MCP server to connect an agent to."""
     connect_url: HttpUrl | None = None
+    """Where a reader gets access."""
     request: Request | None = None
+    """The request that fetches one manifest."""
     commands: dict[str, str] = Field(default_factory=dict)
+    """Commands that fetch the manifests, by tool name."""
 
 
 class Links(DeskModel):
+    """The story's own URLs. desk recomputes them from the layout (a differing one is a url-mismatch
+    warning)."""
+
     html: HttpUrl | None = None
+    """The story's page."""
     json_: HttpUrl | None = Field(default=None, alias="json")
+    """The story's index.json."""
     markdown: HttpUrl | None = None
+    """The story's index.md."""
     newsroom: HttpUrl | None = None
+    """The newsroom's page."""
     edition: HttpUrl | None = None
+    """The edition's page."""
 
     def to_pointer_map(self) -> dict[str, str | None]:
         """The links by their JSON key."""
@@ -341,22 +434,38 @@ class Links(DeskModel):
 
 
 class Related(DeskModel):
+    """A link to a related story."""
+
     url: HttpUrl
+    """The related story's URL (one not in the content: a related-missing warning)."""
     headline: str = ""
+    """Its headline."""
     slug: str = ""
+    """Its slug."""
 
 
 class CallToAction(DeskModel):
+    """A sponsor's link."""
+
     label: str = ""
+    """The link's text."""
     url: HttpUrl
+    """Where it leads."""
 
 
 class Sponsor(DeskModel):
+    """A sponsor's note, or a house ad."""
+
     label: str = ""
+    """The label above the note, e.g. From Synorb."""
     title: str = ""
+    """The note's title."""
     text: str = ""
+    """The note."""
     cta: CallToAction | None = None
+    """The sponsor's link."""
     note: str = ""
+    """A line that says what the note is."""
 
 
 # The reuse fields that state terms (the URL fields are the layout's business).
@@ -365,54 +474,108 @@ REUSE_FIELDS = ("version", "summary", "attribution", "link_rule", "keep_ids_rule
 
 
 class Reuse(DeskModel):
+    """The story's reuse terms (a term that differs from the site's is a reuse-differs warning)."""
+
     version: str = ""
+    """The version of the terms."""
     summary: str = ""
+    """The terms in a sentence or two."""
     attribution: str = ""
+    """How to credit the story."""
     link_rule: str = ""
+    """How to link to the story."""
     keep_ids_rule: str = ""
+    """What to do with the cited manifest ids."""
     no_endorsement: str = ""
+    """What reuse may not imply."""
     license_url: HttpUrl | None = None
+    """The human-readable terms."""
     machine_url: HttpUrl | None = None
+    """The terms in machine form (reuse.json)."""
     canonical_url: HttpUrl | None = None
+    """The story's URL (recomputed from the layout)."""
 
 
 class Story(DeskModel):
     """One story file. Required keys are the ones without a default."""
 
+    # A story may name its JSON Schema, as JSON files do for editors' tools.
+    json_schema: str = Field(default="", alias="$schema")
+    """The URL of this JSON Schema, for editors' tools (desk does not read it)."""
     schema_: Literal["hangingcontext.desk/1"] = Field(alias="schema")
+    """The format: hangingcontext.desk/1."""
     type: Literal["story"]
+    """Always story."""
     id: str
+    """The story's id, a string; unique in the content (duplicate-id) and kept when the story
+    moves."""
     slug: Segment
+    """The last segment of the story's URL, /stories/YYYY-MM-DD/SLUG/: lowercase letters, digits and
+    single hyphens."""
     edition: Edition
+    """The hourly edition the story belongs to, YYYY-MM-DDTHH (UTC), near published_at
+    (edition-gap)."""
     url: HttpUrl | None = None
+    """The story's URL; desk recomputes it from the layout (a differing one is a url-mismatch
+    warning)."""
     newsroom: Segment
+    """The newsroom, a path segment (its page is /n/NEWSROOM/)."""
     beat: MaybeSegment = ""  # the path segment of its beat page
+    """The beat within the newsroom, a path segment; empty for none."""
     newsroom_title: str = ""
+    """The newsroom's name (the newest story's wins; stories that differ get a
+    newsroom-title-conflict warning)."""
     angle: str = ""
+    """The story's angle, in a line."""
     headline: str
+    """The headline."""
     dek: str = ""
+    """The summary under the headline."""
     published_at: UtcDatetime
+    """When the story is published, with its UTC offset; a later time holds the story until then."""
     labels: Labels = Field(default_factory=Labels)
+    """The story's labels."""
     source_count: StrictInt | None = None
+    """How many sources (the length of sources, else a source-count warning)."""
     publishers: tuple[str, ...] = ()
+    """The sources' publishers."""
     sources: tuple[str, ...] = ()
+    """The sources."""
     distinct_source_count: StrictInt | None = None
+    """How many distinct sources (else a source-count warning)."""
     key_facts: tuple[KeyFact, ...] = ()
+    """The key facts, each cited."""
     images: tuple[Image, ...] = ()
+    """The pictures, in order: the first is the lead."""
     sections: tuple[Section, ...]
+    """The body, in sections."""
     unresolved: tuple[str, ...] = ()
+    """What the sources leave open."""
     decision_card: DecisionCard | None = None
+    """Who the story is for."""
     writer: Writer | None = None
+    """The agent that wrote the story."""
     corrections: tuple[Correction, ...] = ()
+    """The changes made since publication: corrections, clarifications, updates and editors'
+    notes."""
     review: Review | None = None
+    """The human review the story went through."""
     cited_manifest_ids: tuple[str, ...] = ()
+    """Every manifest the text cites, and no other (cited-ids-mismatch)."""
     manifests: tuple[Manifest, ...] = ()
+    """The manifests the story cites (one never cited: an uncited-manifest warning)."""
     run_these_manifests: RunTheseManifests | None = None
+    """How to run the cited manifests again."""
     links: Links | None = None
+    """The story's own URLs (recomputed from the layout)."""
     related: tuple[Related, ...] = ()
+    """Related stories."""
     sponsor: Sponsor | None = None
+    """A sponsor's note."""
     disclosure: str = ""
+    """How the story was made, for readers."""
     reuse: Reuse | None = None
+    """The story's own reuse terms."""
 
     @property
     def modified_at(self) -> datetime:
@@ -441,8 +604,13 @@ def _short_text(value: str) -> str:
 class Withdrawal(BaseModel):
     """One file of content/withdrawn/: which story is withdrawn, when, and why (public)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
 
     id: Annotated[StrictStr, Field(min_length=1)]
+    """The id of the withdrawn story; one that no story has, and that was never published, is an
+    error (withdrawn-unknown)."""
     withdrawn_at: UtcDatetime
-    reason: Annotated[StrictStr, AfterValidator(_short_text)]
+    """When the story was withdrawn, with its UTC offset."""
+    reason: Annotated[StrictStr, AfterValidator(_short_text),
+                      WithJsonSchema(patterns.short_text(REASON_MAX))]
+    """Why, for readers: at most 500 characters."""
