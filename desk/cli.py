@@ -522,6 +522,26 @@ def echo_check(findings: Sequence[Finding], drafts: Sequence[Finding], fmt: str,
     click.echo(line, err=True)
 
 
+@main.command("schema")
+@click.option("--kind", type=click.Choice(["story", "withdrawal", "page"]), default="story",
+              show_default=True, help="Which file's schema: a story, a file of "
+              "content/withdrawn/, or a page's front matter.")
+@click.option("--base-url", help="Absolute URL the site is published at (the schema's $id "
+              "is under it).")
+@config_option
+def schema_command(kind: str, base_url: str | None, config_file: Path | None) -> None:
+    """Print the JSON Schema (draft 2020-12) of a story file, as a build publishes it at
+    /schema/desk-1.json."""
+    from desk import urls
+    from desk.content.schema import schemas
+    from desk.render.json import encode
+
+    config = make_config(config_file, base_url=base_url)
+    path = {"story": urls.STORY_SCHEMA, "withdrawal": urls.WITHDRAWAL_SCHEMA,
+            "page": urls.PAGE_SCHEMA}[kind]
+    click.echo(encode(schemas(config)[path]).decode("utf-8"), nl=False)
+
+
 @main.command("serve")
 @content_option
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")

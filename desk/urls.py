@@ -28,6 +28,12 @@ LICENCE = "/license.xml"
 # The publisher and its policies, in JSON-LD (schema.org NewsMediaOrganization).
 PUBLISHER_JSON = "/.well-known/publisher.json"
 URL_HISTORY = "/.well-known/desk-urls.json"
+# The JSON Schemas of the content's files (desk.content.schema): a story, a withdrawal,
+# a page's front matter. The name carries the format's version (hangingcontext.desk/1).
+SCHEMAS = "/schema/"
+STORY_SCHEMA = SCHEMAS + "desk-1.json"
+WITHDRAWAL_SCHEMA = SCHEMAS + "desk-1-withdrawal.json"
+PAGE_SCHEMA = SCHEMAS + "desk-1-page.json"
 NOT_FOUND = "/404.html"
 ROBOTS = "/robots.txt"
 SITEMAP = "/sitemap.xml"
@@ -55,7 +61,7 @@ def story_path(published_date: str, slug: str) -> str:
 
 # The first segments of desk's own pages: no page of the content may take them.
 RESERVED = frozenset({"stories", "n", "editions", "terms", "search", "pagefind", "static",
-                      "corrections", "agents"})
+                      "corrections", "agents", "schema"})
 
 
 def page_path(parts: tuple[str, ...]) -> str:

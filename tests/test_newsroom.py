@@ -302,6 +302,8 @@ def test_beat_titles_from_the_settings(tmp_path: Path) -> None:
 BAD_PAGES = {
     "stories.md": ("---\ntitle: Stories\n---\nHello\n",
                    "stories.md:1:1: /stories/ is where desk puts its own pages"),
+    "schema.md": ("---\ntitle: Schema\n---\nHello\n",
+                  "schema.md:1:1: /schema/ is where desk puts its own pages"),
     "list.md": ("---\n- one\n- two\n---\nHello\n",
                 "list.md:2:1: the front matter must be a mapping"),
     "bare.md": ("Hello, no front matter\n", "bare.md:1:1: a page starts with a front matter"),

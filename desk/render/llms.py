@@ -48,6 +48,9 @@ def llms_txt(catalog: Catalog, config: Config) -> str:
         f"{urls.absolute(config, '/stories/')}YYYY-MM-DD/SLUG/. Each claim cites the manifest "
         f"it comes from. Reuse terms: {urls.absolute(config, urls.REUSE_JSON)}",
         "",
+        "A story's index.json follows the format of its source file, hangingcontext.desk/1, "
+        f"whose JSON Schema is {urls.absolute(config, urls.STORY_SCHEMA)}",
+        "",
     ]
     if catalog.pages:  # the newsroom's own pages: who publishes, and how
         lines += ["## About this site", ""]

@@ -583,7 +583,8 @@ def reuse_pages(ctx: RenderContext) -> list[Output]:
                     canonical=absolute(ctx, urls.REUSE_TERMS),
                     breadcrumbs=crumbs(ctx, ("Reuse terms", "")))
     html = ctx.env.get_template("reuse.html").render(
-        page=meta, site=ctx.site, reuse=reuse, usages=usage_words(reuse))
+        page=meta, site=ctx.site, reuse=reuse, usages=usage_words(reuse),
+        schema_href=href(ctx, urls.STORY_SCHEMA))
     return [Output(urls.REUSE_TERMS, html.encode("utf-8")),
             Output(urls.REUSE_JSON, encode(reuse)),
             Output(urls.LICENCE, licence_xml(config))]

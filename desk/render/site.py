@@ -31,6 +31,7 @@ from desk.render.members import (
     member_units,
 )
 from desk.render.pages import PAGE_KINDS, PageKind
+from desk.render.schemas import schema_units
 from desk.render.sitemaps import (
     PartPages,
     SitemapEntry,
@@ -51,6 +52,7 @@ REGISTRY: tuple[PageKind, ...] = (
     PageKind("publisher", publisher_units),
     PageKind("feeds", feed_units),
     PageKind("llms", llms_units),
+    PageKind("schemas", schema_units),
     PageKind("redirects", redirect_units),
     PageKind("withdrawn", notice_units),
     PageKind("urls", history_units),
