@@ -14,6 +14,7 @@ from string import Template
 
 from pydantic import ValidationError
 
+from desk import urls
 from desk.config import CONFIG_FILE, Config
 from desk.render.theme import shipped
 
@@ -28,6 +29,12 @@ _STARTER = {
     "content/pages/about.md": "about.md",
     "content/pages/policies/corrections.md": "corrections.md",
 }
+
+# VS Code's settings for the new site: which published schema checks which content file
+# (editors that read `$schema` in a file, or SchemaStore, need nothing).
+EDITOR_SETTINGS = ".vscode/settings.json"
+STORY_FILES = ("content/stories/**/*.json", "content/drafts/**/*.json")
+WITHDRAWAL_FILES = ("content/withdrawn/*.json",)
 
 
 class ScaffoldError(Exception):
@@ -57,6 +64,7 @@ def scaffold(folder: Path, base_url: str, title: str | None = None) -> list[Path
         "README.md": readme.substitute(title=config.title, base_url=config.base_url).encode(),
         "requirements.txt": requirements_text().encode("utf-8"),
     }
+    files[EDITOR_SETTINGS] = editor_settings(config).encode("utf-8")
     for target, name in _STARTER.items():
         files[target] = starter.joinpath(name).read_bytes()
     written = []
@@ -66,6 +74,16 @@ def scaffold(folder: Path, base_url: str, title: str | None = None) -> list[Path
         path.write_bytes(data)
         written.append(path)
     return written
+
+
+def editor_settings(config: Config) -> str:
+    """.vscode/settings.json: the story and withdrawal files mapped to their schemas."""
+    mapping = [
+        {"fileMatch": list(STORY_FILES), "url": urls.absolute(config, urls.STORY_SCHEMA)},
+        {"fileMatch": list(WITHDRAWAL_FILES),
+         "url": urls.absolute(config, urls.WITHDRAWAL_SCHEMA)},
+    ]
+    return json.dumps({"json.schemas": mapping}, indent=2) + "\n"
 
 
 def settings_text(config: Config) -> str:

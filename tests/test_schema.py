@@ -48,6 +48,7 @@ from desk.content.pages import POLICY_KINDS, front_matter
 from desk.content.prose import clean_text
 from desk.content.schema import UNSAID, page_schema, story_schema, withdrawal_schema
 from desk.render.json import encode, story_json
+from desk.scaffold import EDITOR_SETTINGS, EXAMPLE_STORY, scaffold
 from desk.urls import PAGE_SCHEMA as PAGE_PATH
 from desk.urls import STORY_SCHEMA as STORY_PATH
 from desk.urls import WITHDRAWAL_SCHEMA as WITHDRAWAL_PATH
@@ -696,4 +697,32 @@ def test_a_story_may_name_its_schema_without_a_warning(content: Path, desk: Any)
     write_story(content, bad)
     found = json.loads(desk("check", "--content", str(content), "--format", "json").stdout)
     assert [(f["pointer"], f["code"]) for f in found] == [("/$schema", "invalid-value")]
+
+
+def _glob(pattern: str) -> re.Pattern[str]:
+    """A VS Code fileMatch glob as a regular expression ('**/' any folders, '*' a name)."""
+    parts = re.split(r"(\*\*/|\*)", pattern)
+    return re.compile("".join("(?:[^/]+/)*" if p == "**/" else "[^/]*" if p == "*"
+                              else re.escape(p) for p in parts))
+
+
+def test_init_maps_the_content_files_to_the_published_schemas(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    scaffold(site, "https://news.example.org")
+    settings_file = json.loads((site / EDITOR_SETTINGS).read_bytes())
+    mapping = {entry["url"]: entry["fileMatch"] for entry in settings_file["json.schemas"]}
+    config = Config.model_validate({"base_url": "https://news.example.org"})
+    assert set(mapping) == {story_schema(config)["$id"], withdrawal_schema(config)["$id"]}
+    stories_globs = [_glob(g) for g in mapping[story_schema(config)["$id"]]]
+    withdrawal_globs = [_glob(g) for g in mapping[withdrawal_schema(config)["$id"]]]
+    for path, globs, others in (
+            (EXAMPLE_STORY, stories_globs, withdrawal_globs),
+            ("content/drafts/2026-11-15/next.json", stories_globs, withdrawal_globs),
+            ("content/stories/a.json", stories_globs, withdrawal_globs),
+            ("content/withdrawn/1584.json", withdrawal_globs, stories_globs)):
+        assert any(g.fullmatch(path) for g in globs), path
+        assert not any(g.fullmatch(path) for g in others), path
+    assert not any(g.fullmatch("content/pages/about.json") for g in stories_globs)
+    story = json.loads((site / EXAMPLE_STORY).read_bytes())
+    assert Validator(story_schema(config)).is_valid(story)
 
