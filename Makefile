@@ -61,8 +61,9 @@ test: lint $(VNU_STAMP)
 	$(BIN)/python -m pytest -q -n auto --dist worksteal $(ARGS)
 
 golden: $(STAMP)
-	DESK_UPDATE_GOLDEN=1 $(BIN)/python -m pytest -q tests/test_golden.py
-	git diff --stat -- tests/golden
+	DESK_UPDATE_GOLDEN=1 $(BIN)/python -m pytest -q tests/test_golden.py \
+	  tests/test_schema.py::test_docs_list_every_key_and_every_unsaid_rule
+	git diff --stat -- tests/golden docs/content.md
 
 # The other generators live in their own environment (.bench), never in desk's.
 ANCHORS := .bench

@@ -46,7 +46,14 @@ from desk.content.models import (
 )
 from desk.content.pages import POLICY_KINDS, front_matter
 from desk.content.prose import clean_text
-from desk.content.schema import UNSAID, page_schema, story_schema, withdrawal_schema
+from desk.content.schema import (
+    UNSAID,
+    field_table,
+    page_schema,
+    story_schema,
+    unsaid_rules,
+    withdrawal_schema,
+)
 from desk.render.json import encode, story_json
 from desk.scaffold import EDITOR_SETTINGS, EXAMPLE_STORY, scaffold
 from desk.urls import PAGE_SCHEMA as PAGE_PATH
@@ -726,3 +733,27 @@ def test_init_maps_the_content_files_to_the_published_schemas(tmp_path: Path) ->
     story = json.loads((site / EXAMPLE_STORY).read_bytes())
     assert Validator(story_schema(config)).is_valid(story)
 
+
+# -- docs/content.md says what the schema says ------------------------------------------
+
+DOCS = REPO / "docs" / "content.md"
+BLOCKS = {"unsaid": unsaid_rules, "fields": lambda: field_table(CONFIG)}
+
+
+def test_docs_list_every_key_and_every_unsaid_rule() -> None:
+    """The generated blocks of docs/content.md are the schema's (DESK_UPDATE_GOLDEN=1, as
+    `make golden` sets it, rewrites them)."""
+    text = DOCS.read_text(encoding="utf-8")
+    wanted = text
+    for name, make in BLOCKS.items():
+        block = re.compile(rf"(<!-- {name}: [^\n]*-->\n)(.*?)(<!-- end of {name} -->)",
+                           re.DOTALL)
+        assert block.search(wanted), name
+        made = make()
+        wanted = block.sub(lambda m: m.group(1) + made + m.group(3), wanted)  # noqa: B023
+    if os.environ.get("DESK_UPDATE_GOLDEN") and wanted != text:
+        DOCS.write_text(wanted, encoding="utf-8")
+        text = wanted
+    assert text == wanted, "docs/content.md differs from the schema: run `make golden`"
+    for name, field in Story.model_fields.items():
+        assert f"| `{field.alias or name}` |" in text, name

@@ -169,3 +169,82 @@ def _tidy(node: Any) -> None:
         elif key not in ("examples", "default", "const", "enum"):
             _tidy(value)
 
+
+# How the field table names the value types of desk.content.patterns, by their pattern.
+_KINDS = {patterns.SEGMENT["pattern"]: "slug", patterns.EDITION["pattern"]: "edition",
+          patterns.DATETIME["pattern"]: "datetime", patterns.DATE["pattern"]: "date",
+          patterns.URL["pattern"]: "URL", patterns.IMAGE_URL["pattern"]: "URL or media path"}
+
+
+def unsaid_rules() -> str:
+    """The rules no JSON Schema can say, as a Markdown list (docs/content.md holds it)."""
+    return "".join(f"- {rule} (`{code}`)\n" for code, rule in UNSAID)
+
+
+def field_table(config: Config) -> str:
+    """Every key of a story file in a Markdown table, from the story schema.
+    docs/content.md holds it (tests/test_schema.py keeps the two the same)."""
+    schema = story_schema(config)
+    lines = ["| Key | Value | Required | What it is |", "| --- | --- | --- | --- |"]
+    lines += _rows(schema, schema["$defs"], "", {})
+    return "\n".join(lines) + "\n"
+
+
+def _rows(node: dict[str, Any], defs: dict[str, Any], prefix: str,
+          shown: dict[str, str]) -> list[str]:
+    """A row for each key of node, each object's keys after it (the first time)."""
+    rows = []
+    required = set(node.get("required", ()))
+    for key, prop in node.get("properties", {}).items():
+        path = prefix + key
+        target, suffix = _model_of(prop)
+        value = _value(prop, defs)
+        if target in shown:
+            value += f" (as `{shown[target]}`)"
+        description = " ".join(prop.get("description", "").split()).replace("|", "\\|")
+        rows.append(f"| `{path}` | {value} | {'yes' if key in required else ''} "
+                    f"| {description} |")
+        if target is not None and target not in shown:
+            shown[target] = path
+            rows += _rows(defs[target], defs, f"{path}{suffix}.", shown)
+    return rows
+
+
+def _model_of(prop: dict[str, Any]) -> tuple[str | None, str]:
+    """The model a property holds (its name in $defs), and what its path gains ('[]' for
+    an array of them)."""
+    for option in prop.get("anyOf", [prop]):
+        if "$ref" in option:
+            return option["$ref"].rpartition("/")[2], ""
+        if option.get("type") == "array" and "$ref" in option.get("items", {}):
+            return option["items"]["$ref"].rpartition("/")[2], "[]"
+    return None, ""
+
+
+def _value(prop: dict[str, Any], defs: dict[str, Any]) -> str:
+    if "anyOf" in prop:
+        options = [o for o in prop["anyOf"] if o.get("type") != "null"]
+        if prop["anyOf"] == patterns.MAYBE_SEGMENT["anyOf"]:
+            return "slug or empty"
+        return " or ".join(_value(o, defs) for o in options) + (
+            " or null" if len(options) < len(prop["anyOf"]) else "")
+    if "const" in prop:
+        return f"`{prop['const']}`"
+    if "enum" in prop:
+        return "one of " + ", ".join(f"`{v}`" for v in prop["enum"])
+    if "$ref" in prop:
+        return "object"
+    kind = prop.get("type")
+    if kind == "array":
+        least = f", at least {prop['minItems']}" if prop.get("minItems") else ""
+        return f"array of {_plural(_value(prop['items'], defs))}{least}"
+    if kind == "object":
+        return f"object of {_plural(_value(prop.get('additionalProperties', {}), defs))}"
+    if kind == "string":
+        named = _KINDS.get(prop.get("pattern", ""), "text")
+        return named + (", not empty" if prop.get("minLength") else "")
+    return {"integer": "whole number", "boolean": "true or false"}.get(str(kind), "any")
+
+
+def _plural(value: str) -> str:
+    return {"object": "objects", "text": "text", "slug": "slugs"}.get(value, value + "s")
