@@ -21,6 +21,7 @@ STAGES: dict[str, int] = {
     "desk.content.findings": 0,
     "desk.content.segments": 0,
     "desk.content.models": 0,
+    "desk.content.patterns": 0,  # the JSON Schema of the models' value types
     # Settings and the URL layout, which every later stage reads.
     "desk.config": 1,
     "desk.urls": 1,
