@@ -302,6 +302,7 @@ def test_beat_titles_from_the_settings(tmp_path: Path) -> None:
 BAD_PAGES = {
     "stories.md": ("---\ntitle: Stories\n---\nHello\n",
                    "stories.md:1:1: /stories/ is where desk puts its own pages"),
+    "nav.md": ("---\ntitle: N\nnav: --5\n---\nHello\n", "nav.md:3:1: nav: a whole number"),
     "schema.md": ("---\ntitle: Schema\n---\nHello\n",
                   "schema.md:1:1: /schema/ is where desk puts its own pages"),
     "list.md": ("---\n- one\n- two\n---\nHello\n",

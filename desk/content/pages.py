@@ -195,7 +195,8 @@ def _field(line: str, number: int, fields: dict[str, str], problem: _Problem) ->
 
 
 def _valid_value(key: str, value: str, number: int, problem: _Problem) -> bool:
-    if key == "nav" and not (value.isascii() and value.lstrip("-").isdigit()
+    # One minus sign at most: int() reads no more, and the page is built from it.
+    if key == "nav" and not (value.isascii() and value.removeprefix("-").isdigit()
                              and len(value) <= 6):
         problem(number, "front-matter", "nav: a whole number (the order in the navigation)")
         return False
