@@ -517,6 +517,10 @@ def test_the_schema_is_stricter_than_desk_only_where_it_says() -> None:
         assert STORY.is_valid(canonical(doc))
     doc = make_story(1, related=[{"url": "https://[2001:db8::1]/a"}])
     assert desk_errors(doc) == [] and not STORY.is_valid(doc)
+    # An edition in another script's digits: both refuse it (desk check crashed on it).
+    doc = make_story(1, edition="\u0662\u0660\u0662\u0666-\u0661\u0661-\u0661\u0664T\u0661\u0662")
+    assert [f.code for f in desk_errors(doc)] == ["invalid-segment"]
+    assert_agree(doc)
     assert "RFC 3339" in story_schema(CONFIG)["description"]
     assert "IPv6" in story_schema(CONFIG)["description"]
 

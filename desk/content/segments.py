@@ -19,7 +19,9 @@ MAX_SEGMENT_BYTES = 255
 EDITION_PATTERN = r"^\d{4}-\d{2}-\d{2}T\d{2}$"
 
 _SLUG = re.compile(SLUG_PATTERN)
-_EDITION = re.compile(EDITION_PATTERN)
+# ASCII digits only: \d takes any script's, which datetime.fromisoformat (the edition's
+# hour, desk.content.checks) then refuses, and no URL should hold.
+_EDITION = re.compile(EDITION_PATTERN, re.ASCII)
 
 
 # Cached: URLs are built from the same few thousand values again and again. Not more:
