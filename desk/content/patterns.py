@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from desk.content.segments import SLUG_PATTERN
+from desk.content.segments import MAX_SEGMENT_BYTES, SLUG_PATTERN
 
 # Python's white space (`\s`, and what str.split() splits on), spelt out.
 SPACE = ("\\t\\n\\x0b\\x0c\\r\\x1c-\\x20\\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029"
@@ -36,8 +36,9 @@ _TIME = f"{_HOUR}:[0-5][0-9]:[0-5][0-9](?:\\.[0-9]+)?"
 _OFFSET = f"(?:[Zz]|[+-]{_HOUR}:[0-5][0-9])"
 
 SEGMENT: dict[str, Any] = {
-    "type": "string", "pattern": anchored(SLUG_PATTERN),
-    "description": "A path segment: lowercase letters, digits and single hyphens.",
+    "type": "string", "pattern": anchored(SLUG_PATTERN), "maxLength": MAX_SEGMENT_BYTES,
+    "description": "A path segment: lowercase letters, digits and single hyphens, at most "
+                   f"{MAX_SEGMENT_BYTES} characters (a folder's name on every file system).",
 }
 # A segment that may be left empty (a story with no beat, a writer with no agent).
 MAYBE_SEGMENT: dict[str, Any] = {"anyOf": [{"const": ""}, SEGMENT]}
@@ -65,8 +66,9 @@ URL: dict[str, Any] = {
                    "quotes or angle brackets.",
 }
 # A file below the content's media folder: parts of letters, digits, '.', '_' and '-',
-# none starting with a dot.
-_MEDIA = "media(?:/[A-Za-z0-9_-][A-Za-z0-9._-]*)+"
+# none starting with a dot, none longer than a file system's name (all ASCII: characters
+# are bytes).
+_MEDIA = f"media(?:/[A-Za-z0-9_-][A-Za-z0-9._-]{{0,{MAX_SEGMENT_BYTES - 1}}})+"
 IMAGE_URL: dict[str, Any] = {
     "type": "string", "pattern": f"^(?:{_URL}|{_MEDIA}){_END}",
     "examples": ["media/2026-11-14/rack.jpg", "https://example.com/rack.jpg"],
