@@ -645,9 +645,6 @@ def test_the_seed_the_starter_and_the_golden_stories_validate(tmp_path: Path) ->
         (made / f"{n}.json").write_text(json.dumps(doc), encoding="utf-8")
     result = check_jsonschema(schema, *SHIPPED_STORIES, *sorted(made.iterdir()))
     assert result.returncode == 0, result.stdout + result.stderr
-    shared = Path("/work/shared/seed/inference-throughput-race-kimi-deepseek.json")
-    if shared.is_file():  # the seed as the pipeline wrote it, where this machine has it
-        assert STORY.is_valid(json.loads(shared.read_bytes()))
 
 
 def published(doc: dict[str, Any]) -> dict[str, Any]:
