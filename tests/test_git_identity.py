@@ -22,7 +22,7 @@ from storygen import REPO, make_corpus, make_story, write_story
 from desk.build.cache import BuildCache, FileRecord, InspectionCache
 from desk.build.keys import check_key
 from desk.build.pipeline import build
-from desk.build.records import file_stat, packed_stat, stat_values
+from desk.build.records import Stat, file_stat
 from desk.build.survey import SURVEYED, EarlySurvey, Survey, survey
 from desk.config import Config, load_config
 from desk.content.catalog import Clock
@@ -149,7 +149,7 @@ def test_a_blob_id_vouches_only_for_a_file_git_holds_unchanged(tmp_path: Path) -
     assert build(config, Clock(NOW), cache=cache).ok
     state = cache.state
     paths = sorted(state.inspected)
-    assert all(len(state.inspected[p].stated(p)[1]) == 40 for p in paths)
+    assert all(len(state.inspected[p].blob) == 40 for p in paths)
     fresh_clone(content)
     same_size_edit(Path(paths[1]))  # modified in the work tree, not committed
     git(content, "update-index", "--assume-unchanged", os.path.relpath(paths[2], content))
@@ -187,10 +187,10 @@ def test_a_record_with_another_blob_or_size_is_not_recalled(tmp_path: Path) -> N
     wrong = dataclasses.replace(known.story, digest="0" * 64)
     stat = file_stat(path)
     assert stat is not None
-    saved, blob = known.stated(path)
-    mtime, size, ino = stat_values(saved)
+    saved, blob = known.stat, known.blob
+    mtime, size, ino = saved
     for record in (FileRecord(saved, wrong, (), "f" * 40),
-                   FileRecord(packed_stat(mtime, size + 1, ino), wrong, (), blob)):
+                   FileRecord(Stat(mtime, size + 1, ino), wrong, (), blob)):
         cache.state.inspected[path] = record
         assert InspectionCache(cache.state, check_key(config), content=content).recall(
             path, stat) is None
@@ -411,10 +411,10 @@ def test_a_survey_compared_with_the_saved_state_names_the_files_to_look_at(
                                  survey=here)
     for path in stories[2:]:
         known = cache.state.inspected[path]
-        assert known.stated(path)[0] != file_stat(path)  # touched by the clone: git vouched
+        assert known.stat != file_stat(path)  # touched by the clone: git vouched
         assert inspection.unchanged(path) == (known.story, known.findings)
     assert all(inspection.unchanged(path) is None for path in look)
-    other = dataclasses.replace(here, generation="another state's")
+    other = dataclasses.replace(here, index=tmp_path / "another.sqlite")
     assert InspectionCache(cache.state, check_key(config), content=content,
                            survey=other).unchanged(stories[2]) is None
 
@@ -440,7 +440,7 @@ def test_the_inspection_takes_the_survey_s_word_and_looks_itself_without_one(
     inspection = InspectionCache(cache.state, check_key(config), content=content)
     assert inspection.recall(path, inspection.stat(path)) is None  # git says modified
     stats = {path: file_stat(path)}
-    told = Survey({"stories": ([path], [])}, stats, {path: known.stated(path)[1]})
+    told = Survey({"stories": ([path], [])}, stats, {path: known.blob})
     inspection = InspectionCache(cache.state, check_key(config), content=content, survey=told)
     assert inspection.files(content, "stories", []) == [path]
     assert inspection.recall(path, inspection.stat(path)) == (known.story, known.findings)

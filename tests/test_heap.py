@@ -1,5 +1,5 @@
-"""How a build keeps the cyclic garbage collector off the objects it holds: none of them
-is scanned right after the collector resumes, nor on the way out of the process."""
+"""How a build keeps the cyclic garbage collector off the objects it holds: paused while
+it builds, and not run on the way out of the process."""
 
 from __future__ import annotations
 
@@ -17,17 +17,12 @@ from test_code_changes import build_args, run_desk
 from desk.build.heap import collector_paused
 
 
-def test_what_lives_long_made_while_the_collector_was_paused_joins_the_oldest() -> None:
+def test_the_collector_is_paused_within_and_resumes_after() -> None:
     if not gc.isenabled():
         pytest.skip("the collector is off in this process")
-    with collector_paused(long_lived=True):
+    with collector_paused():
         assert not gc.isenabled()
-        made = [[n] for n in range(20_000)]
     assert gc.isenabled()
-    # Not left in the youngest generation, whose next collection would scan all of it.
-    assert gc.get_count()[0] < 100
-    assert not any(o is made for o in gc.get_objects(generation=0))
-    assert any(o is made for o in gc.get_objects(generation=2))
 
 
 # A reference cycle whose collection says so: only a collection can free it.

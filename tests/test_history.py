@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from savedstate import edit_history_rows, edit_meta
+from savedstate import execute
 from storygen import REPO, make_story, write_story
 
 from desk import urls
@@ -26,8 +26,6 @@ from desk.content.history import (
     _is_story_path,
     _usual_paths,
     history_from_json,
-    history_from_lines,
-    lines_form,
     read_history_file,
     redirects,
     site_file,
@@ -169,20 +167,13 @@ def test_the_saved_state_keeps_the_history(tmp_path: Path) -> None:
     assert read_state(tmp_path / "state.sqlite").history == state.history
     write_state(SavedState(), tmp_path / "none.sqlite")
     assert read_state(tmp_path / "none.sqlite").history is None
-    # A cache file never names a file outside the site.
-    edit_meta(tmp_path / "state.sqlite", "history", lambda _: {"1": ["/../../x/"]})
-    assert read_state(tmp_path / "state.sqlite") == SavedState()
-    write_state(dataclasses.replace(state), tmp_path / "lines.sqlite")
-    edit_history_rows(tmp_path / "lines.sqlite",
-                      lambda rows: [lines.replace(C, "/../../x/") for lines in rows])
-    assert read_state(tmp_path / "lines.sqlite") == SavedState()
-    # A chunk of lines missing, or one more, or not text: no state at all.
-    for change in (lambda rows: rows[:-1], lambda rows: [*rows, rows[-1]],
-                   lambda rows: [lines.encode() for lines in rows]):
-        write_state(dataclasses.replace(state), tmp_path / "cut.sqlite")
-        assert read_state(tmp_path / "cut.sqlite").history == state.history
-        edit_history_rows(tmp_path / "cut.sqlite", change)
-        assert read_state(tmp_path / "cut.sqlite") == SavedState()
+    # An index never names a file outside the site, nor a path under two ids.
+    for change in ("UPDATE url_history SET path = '/../../x/' WHERE id = '2'",
+                   f"UPDATE url_history SET path = '{A}' WHERE id = '2'"):
+        write_state(dataclasses.replace(state), tmp_path / "bad.sqlite")
+        assert read_state(tmp_path / "bad.sqlite").history == state.history
+        execute(tmp_path / "bad.sqlite", change)
+        assert read_state(tmp_path / "bad.sqlite") == SavedState()
     # Written as a difference: the history read stays in the file as it is; another is
     # written.
     write_state(dataclasses.replace(state), tmp_path / "again.sqlite")
@@ -192,63 +183,6 @@ def test_the_saved_state_keeps_the_history(tmp_path: Path) -> None:
     read.history = read.history.advance([("2", A)])  # type: ignore[union-attr]
     write_state(read, tmp_path / "again.sqlite")
     assert read_state(tmp_path / "again.sqlite").history == UrlHistory({"1": (B,), "2": (C, A)})
-
-
-# Histories as a build leaves them: ids (any text, a line break too) in order, each with
-# its paths, no path under two ids.
-HISTORIES = st.dictionaries(
-    st.text(max_size=4), st.lists(st.integers(0, 40), min_size=1, max_size=3, unique=True),
-    max_size=12).map(lambda drawn: UrlHistory(dict(sorted(
-        (story_id, tuple(f"/stories/2026-11-{1 + n % 28:02d}/s-{n}-{i}/"
-                         for n in numbers))
-        for i, (story_id, numbers) in enumerate(drawn.items())))))
-
-
-@given(HISTORIES, st.integers(1, 5), st.data())
-def test_a_history_in_lines_reads_back_as_written(history: UrlHistory, per: int,
-                                                  data: st.DataObject) -> None:
-    """The saved state's form of the history (lines_form, in chunks of `per` ids) reads
-    back as the history, whichever of its paths are known to be stories' (those the
-    reader does not check)."""
-    chunks, more = lines_form(history, per)
-    every = [path for paths in history.urls.values() for path in paths]
-    known = set(data.draw(st.lists(st.sampled_from(every), unique=True))) if every else set()
-    shared = {text: text for text in every}
-    assert history_from_lines(chunks, json.loads(json.dumps(more)), known, shared) == history
-    if not any("\n" in story_id for story_id in history.urls):  # else all in JSON form
-        # Two lines for each id, `per` ids in each chunk but the last.
-        assert [lines.count("\n") + 1 for lines in chunks] == [
-            2 * min(per, len(history.urls) - start)
-            for start in range(0, len(history.urls), per)]
-        assert all(len(paths) > 1 for paths in more.values())
-    else:
-        assert chunks == [] and more == history.to_json()
-
-
-def test_a_history_in_lines_that_is_not_one_is_refused() -> None:
-    D = "/stories/2026-11-14/d/"
-    chunks, more = lines_form(UrlHistory({"1": (A, B), "2": (C,), "3": (D,)}), per=2)
-    assert (chunks, more) == ([f"1\n\n2\n{C}", f"3\n{D}"], {"1": (A, B)})
-    json_more = {"1": [A, B]}
-    assert history_from_lines(chunks, json_more, {C}, {}).urls == {"1": (A, B), "2": (C,),
-                                                                   "3": (D,)}
-    for bad_chunks, bad_more in (
-            ([f"1\n\n2\n{C}\n3\n/../../x/"], json_more),  # outside the site, not known
-            ([f"1\n\n2\n{C}", f"3\n{C}"], json_more),  # a path under two ids
-            ([f"1\n\n2\n{A}\n3\n{D}"], json_more),  # another id's path
-            ([f"1\n\n2\n\n3\n{D}"], json_more),  # an empty line of an id with one path
-            ([f"1\n{A}\n2\n{C}\n3\n{D}"], json_more),  # more paths, not in its place
-            ([f"1\n\n2\n{C}\n3\n{D}"], {"4": [A, B]}),  # more paths of no id listed
-            ([f"1\n\n2\n{C}", f"2\n{D}"], json_more),  # an id twice
-            ([f"1\n\n2\n{C}\n3"], json_more),  # an id without its line
-            (["1\n\n2", f"{C}\n3\n{D}"], json_more)):  # a chunk cut within an id
-        with pytest.raises(ValueError):
-            history_from_lines(bad_chunks, bad_more, {C, D}, {})
-    # A known path is a story record's, which the reader does not check: still a folder
-    # of the site below /stories/.
-    for known in ("/../../x/", "", "/about/", "/stories/../x/", "/stories/a\\b/"):
-        with pytest.raises(ValueError):
-            history_from_lines([f"1\n{known}"], {}, {known}, {})
 
 
 def test_where_a_build_starts_its_history(tmp_path: Path) -> None:

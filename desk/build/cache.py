@@ -50,7 +50,7 @@ from desk.content.findings import Finding
 from desk.content.gitblobs import CleanFiles, GitListing, blob_id
 from desk.content.history import UrlHistory, read_history_file
 from desk.content.listing import ContentListing
-from desk.content.loader import ContentChanged, LoadedStory, content_files
+from desk.content.loader import LoadedStory, content_files
 from desk.content.recatalog import Cataloged
 from desk.render.context import Recall, RenderContext
 from desk.urls import URL_HISTORY, relative_file
@@ -155,9 +155,7 @@ class BuildCache:
         """Write the state for the next process (atomically); a failure only costs time."""
         if self.file is None:
             return
-        # ContentChanged: texts or digests left in the state's file that another build
-        # changed since (see desk.build.state.StateFile).
-        with contextlib.suppress(OSError, ContentChanged):
+        with contextlib.suppress(OSError):
             write_state(self.state, self.file)
 
     def recall_history(self, out_dir: Path) -> tuple[UrlHistory, list[Finding]]:
@@ -242,9 +240,7 @@ class InspectionCache:
         known = self._state.inspected.get(path)
         if known is None or stat is None:
             return None
-        stated = known.stated_if_known(path)
-        if stated is None:  # its row no longer in the state's file: looked at again
-            return None
+        stated = known.stat, known.blob
         if stated[0] != stat:
             # Touched but maybe not changed (a fresh checkout): git, else the bytes decide.
             if self._git_holds(path, stat, known, stated):
@@ -316,10 +312,10 @@ class InspectionCache:
 
 def _surveyed_changes(state: SavedState, survey: Survey | None) -> frozenset[str] | None:
     """The files a survey could not vouch for, when it was compared with this very state
-    (by its generation), else None: every file is looked at."""
+    (its file, read by this build), else None: every file is looked at."""
     if survey is None or survey.changed is None or state.stored is None:
         return None
-    return survey.changed if survey.generation == state.stored.generation else None
+    return survey.changed if survey.index == state.stored.file else None
 
 
 def _bytes_of(path: str) -> bytes | None:

@@ -44,22 +44,16 @@ def large_blocks_returned() -> bool:
 
 
 @contextlib.contextmanager
-def collector_paused(long_lived: bool = False) -> Iterator[None]:
-    """No cyclic garbage collection meanwhile (as it was afterwards). `long_lived`: what
-    is made meanwhile lives as long as the process's work (the saved state), and joins
-    the oldest generation at once: left in the youngest, all of it would be scanned by
-    the first collection after (at 100,000 stories, the state's million objects: a
-    tenth of a second, right after it is read). Not for what may hold garbage cycles in
-    a process that goes on (desk serve's builds): only a full collection frees those."""
+def collector_paused() -> Iterator[None]:
+    """No cyclic garbage collection meanwhile (as it was afterwards). Not for what may
+    hold garbage cycles in a process that goes on (desk serve's builds): only a full
+    collection frees those."""
     collecting = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
         if collecting:
-            if long_lived:
-                gc.freeze()  # every tracked object into the permanent generation...
-                gc.unfreeze()  # ...and back, into the oldest one
             gc.enable()
 
 

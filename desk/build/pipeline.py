@@ -50,7 +50,6 @@ from desk.build.parallel import (
     start_workers,
     stop_workers,
 )
-from desk.build.records import NEW
 from desk.build.state import UnitChanges, search_copies
 from desk.build.target import ChangesOnly, RecycledSpare, Target, open_writer
 from desk.build.writer import LastSiteIncomplete, SiteWriter, WriteError
@@ -283,11 +282,11 @@ def _settled(cache: BuildCache, catalog: Catalog, ledger: Ledger,
     if left is None or state.keyed_under != keyed_under:
         return None
     records, held = state.inspected, frozenset(state.held)
-    # Those read with the state from a file unchanged since and not held back then; one
-    # test each, written out (100,000 at 100,000 stories).
+    # Those read with the index from a file unchanged since and not held back then.
+    unchanged = state.read_unchanged
     stale = {item.url_path for item in catalog.published
              if (record := records.get(item.path)) is None or record.story is not item
-             or record.origin == NEW or item.url_path in held}
+             or not unchanged(item.path) or item.url_path in held}
     differ = stale | {item.url_path for item in left}
     differ.update(path for path in catalog.by_path if not ledger.had(path))
     differ.update(old for old, new in catalog.moved.items() if new in differ)

@@ -13,7 +13,7 @@ listing is started early all the same and the rest is done when the inspection a
 
 Given the saved state's file, the forked survey also compares each file's stat (and git's
 word) with the inspection saved for it, on its own core, from the stats the state's
-record log holds (desk.build.state.unvouched): the build then looks only at the files it
+index holds (desk.build.state.unvouched, one query): the build then looks only at the files it
 names, and recalls the others' inspections without a look (as desk serve does for the
 files its watcher did not see change).
 
@@ -50,10 +50,11 @@ class Survey:
     # git's blob id of each file it holds unchanged (clean_blobs); None: git not asked.
     clean: Mapping[str, str] | None = None
     # When the survey was compared with the saved state: the files whose saved inspection
-    # it could not vouch for (desk.build.state.unvouched), and that state's generation.
+    # it could not vouch for (desk.build.state.unvouched), and that index's file (the
+    # build lock keeps it as it was until the build that reads it writes it).
     # `stats` and `clean` then hold those files only: the others need no look.
     changed: frozenset[str] | None = None
-    generation: str = ""
+    index: Path | None = None
 
 
 def survey(content: Path, listing: GitListing | None, state: Path | None = None) -> Survey:
@@ -75,11 +76,11 @@ def survey(content: Path, listing: GitListing | None, state: Path | None = None)
     compared = unvouched(state, stats, clean) if state is not None else None
     if compared is None:
         return Survey(files, stats, clean)
-    generation, changed = compared
+    changed = compared
     # What the build looks at, and no more: its result is read back by the build.
     return Survey(files, {path: stats[path] for path in changed},
                   None if clean is None else {p: clean[p] for p in changed if p in clean},
-                  changed, generation)
+                  changed, state)
 
 
 def _survey_asking_git(content: Path, ask_git: bool, state: Path | None) -> Survey:

@@ -24,7 +24,6 @@ from __future__ import annotations
 import re
 from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -169,89 +168,6 @@ def history_from_json(data: Any, pointer: str = "",
     lists = {get(story_id, story_id): tuple(map(get, paths, paths))
              for story_id, paths in data.items()}
     # As saved, the ids are in order already: sorted only when they are not.
-    return UrlHistory(lists if _in_order(lists) else dict(sorted(lists.items())))
-
-
-# Ids in a chunk of the saved state's history (lines_form): about 100 KB of lines.
-LINES_PER_CHUNK = 2_000
-
-
-def lines_form(history: UrlHistory, per: int = LINES_PER_CHUNK) -> tuple[list[str], Any]:
-    """The history as the saved state keeps it: every id in order, each followed by its
-    one path (or by an empty line when it has more), one per line, in chunks of `per`
-    ids; and the ids with more than one path in JSON form. Read back
-    (history_from_lines) without making a list and a tuple for each of an archive's ids.
-    In chunks, so that no copy of the whole (5 MB at 100,000 stories) is made to write
-    it: the saved state keeps a row for each. When an id or a path holds a line break,
-    no chunks and the whole history in JSON form. With records of last publishes, the
-    second part is a pair: those ids' paths, and the records."""
-    chunks, more = _lines_form(history, per)
-    return (chunks, [more, history.published]) if history.published else (chunks, more)
-
-
-def _lines_form(history: UrlHistory, per: int
-                ) -> tuple[list[str], Mapping[str, Sequence[str]]]:
-    urls = history.to_json()
-    ids = list(urls)
-    chunks: list[str] = []
-    for start in range(0, len(ids), per):
-        part = ids[start:start + per]
-        firsts = [paths[0] if len(paths) == 1 else "" for paths in map(urls.__getitem__, part)]
-        chunk = "\n".join(chain.from_iterable(zip(part, firsts, strict=True)))
-        if chunk.count("\n") != 2 * len(part) - 1:
-            return [], urls
-        chunks.append(chunk)
-    return chunks, {story_id: paths for story_id, paths in urls.items() if len(paths) > 1}
-
-
-def history_from_lines(chunks: Sequence[str], more: Any, known: Container[str],
-                       shared: Mapping[str, str]) -> UrlHistory:
-    """A history from the saved state's form (lines_form), checked as history_from_json
-    checks its JSON form (raises ValueError), but for the paths in `known` (the URL paths
-    of the stories read with the state, which are as trusted): at 100,000 stories, most
-    ids have one path, their story's. `shared`: strings held already, used for the equal
-    ids and paths."""
-    published: dict[str, str] = {}
-    if type(more) is list and len(more) == 2:  # with the records of last publishes
-        more, published = more[0], records_from_json(more[1], shared=shared)
-    found = _history_from_lines(chunks, more, known, shared)
-    return replace(found, published=published) if published else found
-
-
-def _history_from_lines(chunks: Sequence[str], more: Any, known: Container[str],
-                        shared: Mapping[str, str]) -> UrlHistory:
-    others = history_from_json(more, shared=shared)
-    if not chunks:  # all of it in JSON form
-        return others
-    get = shared.get
-    ids: list[str] = []
-    firsts: list[str] = []
-    for chunk in chunks:
-        lines = chunk.split("\n")
-        if len(lines) % 2:
-            raise ValueError("an id without its line")
-        # A chunk's lines as the strings held already, at once: the lines split from
-        # every chunk, held to the end, were 12 MB of the state's read at its peak.
-        for told, part in ((ids, lines[0::2]), (firsts, lines[1::2])):
-            told += map(get, part, part)
-    lists: dict[str, tuple[str, ...]] = dict(zip(ids, zip(firsts), strict=True))
-    unknown = [path for path in firsts if path not in known]
-    if len(lists) != len(ids) or unknown.count("") != len(others.urls):
-        raise ValueError("an id twice, or an empty line not of an id with more paths")
-    for story_id, paths in others.urls.items():
-        if lists.get(story_id) != ("",):
-            raise ValueError("an id with more paths not in its place")
-        lists[story_id] = paths
-    strange = [path for path in unknown if path]
-    if not _usual_paths(strange) and not all(map(_is_story_path, strange)):
-        raise ValueError("not a story URL path")
-    # The known ones as the stories' records hold them, which the reader does not check
-    # either: told at once to be folders of the site below /stories/.
-    if not urls.plain_folders([path for path in firsts if path in known], under="/stories/"):
-        raise ValueError("not a story URL path")
-    every = [*filter(None, firsts), *chain.from_iterable(others.urls.values())]
-    if len(set(every)) != len(every):
-        raise ValueError("a URL path under two ids")
     return UrlHistory(lists if _in_order(lists) else dict(sorted(lists.items())))
 
 

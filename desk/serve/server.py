@@ -26,7 +26,7 @@ import watchfiles
 from desk.build.ahead import pages_ahead
 from desk.build.cache import BuildCache, Session
 from desk.build.pipeline import BuildReport, build
-from desk.build.state import SavedState
+from desk.build.state import SavedState, read_state, snapshot
 from desk.build.target import FreshStaging, InPlace, Target
 from desk.build.writer import Known, files_of, place_ahead, site_id_of
 from desk.config import Config, ConfigError
@@ -308,15 +308,26 @@ class DevServer:
         # read: at 100,000 stories the build's whole state took 3 s of a resumed start's
         # first build, which a save made at once waits for.
         own = bool(self._cache.state.inspected)
-        built = BuildCache.saved_for(config.cache_dir, config.output_dir, records=not own)
+        built = BuildCache.saved_for(config.cache_dir, config.output_dir, records=False)
         history, problems = built.recall_history(config.output_dir)
         if not problems:
             self._cache.start_history = history
             self._history_given = True
-            # With nothing of its own, its first build takes the site's build's inspections
-            # (what a file's own checks find does not depend on the base URL).
-            self._cache.state.adopt_inspections(built.state)
+            if not own and built.file is not None:
+                self._adopt(built.file)
         return tuple(problems)
+
+    def _adopt(self, site_index: Path) -> None:
+        """With nothing of its own, the first build takes the site's build's inspections
+        (what a file's own checks find does not depend on the base URL), read from a copy
+        of the site's index that no build writes: the site's builds change their index's
+        rows in place, and the stories' texts are read from those rows when shown."""
+        mine = self._cache.file
+        if mine is None:
+            return
+        copy = mine.with_name(mine.name + ".adopted")
+        if snapshot(site_index, copy):
+            self._cache.state.adopt_inspections(read_state(copy, spare=False))
 
     def _remove_later(self, old_site: Path) -> None:
         """Delete a replaced site after the reload is sent, away from the build's names."""
@@ -434,10 +445,7 @@ class DevServer:
         # stories as at ten.
         if self._recorder is not None and self._loaded is not None and not self._building:
             inspected = self._loaded.state.inspected
-            # A stat no longer known (its row rewritten by the site's build) is None:
-            # the next preview then builds rather than serving what is here.
-            self._recorder.leave({path: stated[0] if (stated := record.stated_if_known(path))
-                                  else None for path, record in inspected.items()},
+            self._recorder.leave({path: record.stat for path, record in inspected.items()},
                                  site_id_of(self.state.folder))
         self._folder.close()
 
