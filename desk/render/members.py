@@ -29,6 +29,7 @@ from desk.render.pages import (
     stable_units,
     title_suffix,
 )
+from desk.render.since import AGENT, BEAT
 from desk.render.templates import PageMeta
 
 TEMPLATE = "members.html"
@@ -53,7 +54,7 @@ class Members:
 def beat_lists(ctx: RenderContext) -> Iterator[Members]:
     for beat in ctx.catalog.beats:
         room = ctx.catalog.newsroom(beat.newsroom)
-        yield Members(("beat", f"{beat.newsroom}/{beat.key}"), beat.title,
+        yield Members(BEAT.group(f"{beat.newsroom}/{beat.key}"), beat.title,
                       f"Stories of the {beat.title} beat of the {room.title} newsroom.",
                       (("Newsrooms", urls.NEWSROOMS),
                        (room.title, urls.newsroom_path(room.key))),
@@ -63,7 +64,7 @@ def beat_lists(ctx: RenderContext) -> Iterator[Members]:
 
 def agent_lists(ctx: RenderContext) -> Iterator[Members]:
     for group in ctx.catalog.agents:
-        yield Members(("agent", group.key), group.title,
+        yield Members(AGENT.group(group.key), group.title,
                       f"Stories written by the agent {group.title} for {ctx.config.title}, "
                       "with the run that wrote each.",
                       (("Agents", urls.AGENTS),), group.stories,

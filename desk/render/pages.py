@@ -34,6 +34,7 @@ from desk.render.disclosure import CARD_WRITTEN, card_marker
 from desk.render.json import encode
 from desk.render.licence import content_signal, licence_xml, site_reuse, usage_words
 from desk.render.pictures import card_src
+from desk.render.since import EDITION, NEWSROOM, ListKind
 from desk.render.sitemaps import PartPages, SitemapEntry
 from desk.render.templates import Alternate, Crumb, PageMeta, isotime
 
@@ -47,6 +48,10 @@ class PageKind:
     name: str
     units: Callable[[RenderContext], Units]
     sitemap: Callable[[RenderContext], SitemapEntries] | None = None
+    # The kinds of lists of stories its pages are (desk.render.since.ListKind): a change
+    # to a story touches their pages of its groups, and their others keep their keys.
+    # A kind with none keys each page by its inputs on every build.
+    lists: tuple[ListKind, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -363,15 +368,15 @@ def newsroom_slices(ctx: RenderContext, group: Group) -> Iterator[Slice[LoadedSt
 def newsroom_units(ctx: RenderContext) -> Units:
     """/n/NEWSROOM/ and its later pages."""
     for group in ctx.catalog.newsrooms:
-        settled = ctx.settled(("newsroom", group.key), group.stories)
+        settled = ctx.settled(NEWSROOM.group(group.key), group.stories)
         if settled is not None:
             yield from stable_units(group.stories, ctx.config.page_size,
                                     partial(urls.newsroom_path, group.key), settled,
                                     partial(_newsroom_stable_unit, ctx, group, settled))
             continue
-        pages = ctx.kept(("newsroom", group.key), (group.title, group.stories),
+        pages = ctx.kept(NEWSROOM.group(group.key), (group.title, group.stories),
                          partial(_newsroom_inputs, ctx, group),
-                         fresh=("newsroom", group.key) in ctx.touched)
+                         fresh=NEWSROOM.group(group.key) in ctx.touched)
         for page, inputs in pages:
             yield Unit(page.path, inputs, _newsroom_page(ctx, group, page), recurring=True)
 
@@ -497,7 +502,7 @@ def edition_units(ctx: RenderContext) -> Units:
     build's first, in one batch (most of them, every hour), then the others."""
     editions = ctx.catalog.editions
     return carried_apart(range(len(editions)),
-                         lambda i: ctx.unchanged(("edition", editions[i].key)),
+                         lambda i: ctx.unchanged(EDITION.group(editions[i].key)),
                          lambda i: urls.edition_path(editions[i].key),
                          partial(_edition_unit, ctx, editions))
 
@@ -514,10 +519,11 @@ def _edition_unit(ctx: RenderContext, editions: Sequence[Group], i: int) -> Unit
     path = urls.edition_path(group.key)
     render = _edition_page(ctx, group, older, newer)
     inputs = partial(members_inputs, ctx, path, "edition.html", group.stories, *neighbours)
-    if ctx.unchanged(("edition", group.key)):
+    name = EDITION.group(group.key)
+    if ctx.unchanged(name):
         return Unit(path, None, render, recurring=True, carried=inputs)
-    return Unit(path, ctx.kept(("edition", group.key), (group.stories, neighbours), inputs,
-                               fresh=("edition", group.key) in ctx.touched),
+    return Unit(path, ctx.kept(name, (group.stories, neighbours), inputs,
+                               fresh=name in ctx.touched),
                 render, recurring=True)
 
 
@@ -656,9 +662,9 @@ def key_file_units(ctx: RenderContext) -> Units:
 PAGE_KINDS = (
     PageKind("front", front_units, front_sitemap),
     PageKind("newsrooms", newsrooms_units, newsrooms_sitemap),
-    PageKind("newsroom", newsroom_units, newsroom_sitemap),
+    PageKind("newsroom", newsroom_units, newsroom_sitemap, lists=(NEWSROOM,)),
     PageKind("editions", editions_units, editions_sitemap),
-    PageKind("edition", edition_units, edition_sitemap),
+    PageKind("edition", edition_units, edition_sitemap, lists=(EDITION,)),
     PageKind("reuse", reuse_units, reuse_sitemap),
     PageKind("search", search_units),
     PageKind("404", not_found_units),

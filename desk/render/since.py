@@ -23,6 +23,7 @@ from bisect import bisect_left
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from operator import attrgetter
 
 from desk import urls
 from desk.content.catalog import Catalog, archive_pages
@@ -35,14 +36,38 @@ GroupName = tuple[str, str]
 Place = tuple[datetime, str]
 
 
+@dataclass(frozen=True)
+class ListKind:
+    """A kind of list of stories, newest first (a newsroom's, an edition's...): the group
+    of this kind a story's summary puts it in ("" for none). What a page of such a list
+    depends on is its group's stories (their keys and places), so a change to a story
+    touches the pages of its groups, and no others."""
+
+    name: str
+    group_of: Callable[[Summary], str]
+
+    def group(self, key: str) -> GroupName:
+        """The name of this kind's group `key`."""
+        return self.name, key
+
+
+NEWSROOM = ListKind("newsroom", attrgetter("newsroom"))
+EDITION = ListKind("edition", attrgetter("edition"))
+BEAT = ListKind("beat", lambda s: f"{s.newsroom}/{s.beat}" if s.beat else "")
+AGENT = ListKind("agent", attrgetter("agent"))
+
+# Every kind of list. A new one is one entry here, declared by the page kind that
+# renders it (PageKind.lists, desk.render.site.REGISTRY); tests/test_site.py fails when
+# a page kind asks for a group of a kind it does not declare, or one is left out here.
+LIST_KINDS: tuple[ListKind, ...] = (NEWSROOM, EDITION, BEAT, AGENT)
+
+
 def groups_of(summary: Summary) -> Iterator[GroupName]:
-    """The groups whose list pages show a story."""
-    yield "newsroom", summary.newsroom
-    yield "edition", summary.edition
-    if summary.beat:
-        yield "beat", f"{summary.newsroom}/{summary.beat}"
-    if summary.agent:
-        yield "agent", summary.agent
+    """The groups whose list pages show a story: one of each kind it belongs to."""
+    for kind in LIST_KINDS:
+        key = kind.group_of(summary)
+        if key:
+            yield kind.name, key
 
 
 @dataclass(frozen=True)

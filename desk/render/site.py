@@ -1,7 +1,9 @@
 """The page registry: every kind of page around the stories, in one ordered list.
 
-A new kind of page is one entry here (with its units, its sitemap entries and how many
-list pages it renders); the sitemap, the build's work sharing and the writer follow.
+A new kind of page is one entry here (its units, its sitemap entries and the kinds of
+lists of stories it renders, PageKind.lists); the sitemap, the build's work sharing and
+the writer follow. A new kind of list of stories is also one entry of
+desk.render.since.LIST_KINDS: a change to a story then touches its pages of the list.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from desk.render.members import (
 )
 from desk.render.pages import PAGE_KINDS, PageKind
 from desk.render.schemas import schema_units
+from desk.render.since import AGENT, BEAT
 from desk.render.sitemaps import (
     PartPages,
     SitemapEntry,
@@ -44,9 +47,11 @@ from desk.render.sitemaps import (
 
 REGISTRY: tuple[PageKind, ...] = (
     *PAGE_KINDS,
-    PageKind("beats", partial(member_units, beat_lists), partial(member_sitemap, beat_lists)),
+    PageKind("beats", partial(member_units, beat_lists), partial(member_sitemap, beat_lists),
+             lists=(BEAT,)),
     PageKind("agents", agents_units, agents_sitemap),
-    PageKind("agent", partial(member_units, agent_lists), partial(member_sitemap, agent_lists)),
+    PageKind("agent", partial(member_units, agent_lists),
+             partial(member_sitemap, agent_lists), lists=(AGENT,)),
     PageKind("corrections", corrections_units, corrections_sitemap),
     PageKind("pages", page_units, page_sitemap),
     PageKind("publisher", publisher_units),
