@@ -16,6 +16,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+from desk import urls
 from desk.content.findings import Finding
 from desk.render.kinds import kind_of
 from desk.serve.shown import PAGE_SUFFIXES, SiteState
@@ -42,8 +43,8 @@ CONTENT_TYPES = {
     ".pf_meta": "application/octet-stream",
 }
 SPECIAL_TYPES = {"feed.json": "application/feed+json; charset=utf-8"}
-# By path within the site: the RSL licence file (desk.render.licence).
-PATH_TYPES = {"license.xml": "application/rsl+xml; charset=utf-8"}
+# By path within the site: the RSL licence file (desk.render.licence), at its one URL.
+PATH_TYPES = {urls.LICENCE.lstrip("/"): "application/rsl+xml; charset=utf-8"}
 # Served while no build has succeeded yet, with the overlay on top.
 _NO_SITE = ("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
             "<title>desk serve: build failed</title></head><body>"
