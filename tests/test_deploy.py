@@ -7,13 +7,14 @@ runs (a restart forgets them), which is all the header test needs.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -51,6 +52,20 @@ class Server:
 
     def folder(self, prefix: str) -> Path:
         return self.root / BUCKET / prefix
+
+
+def listed_apart(server: Server, prefix: str, files: Mapping[str, bytes]) -> set[str]:
+    """The site's files that the server lists with another size or MD5 than their own:
+    those a deploy must upload. rclone's server has, once in many runs, listed a file a
+    deploy had just written as other than it; S3's listings are consistent."""
+    listed: dict[str, tuple[int, str]] = {}
+    pages = server.client().get_paginator("list_objects_v2")
+    for page in pages.paginate(Bucket=BUCKET, Prefix=f"{prefix}/"):
+        for item in page.get("Contents", []):
+            listed[item["Key"].removeprefix(f"{prefix}/")] = (item["Size"],
+                                                               item["ETag"].strip('"'))
+    return {path for path, data in files.items()
+            if listed.get(path) != (len(data), hashlib.md5(data).hexdigest())}
 
 
 def wait_until_serving(server: Server, process: subprocess.Popen[bytes]) -> None:
@@ -183,9 +198,11 @@ def test_first_deploy_uploads_everything_and_a_second_nothing(
     assert kinds_in_order(report["log"])
     assert f"{len(files)} uploaded" in result.stdout
 
+    apart = listed_apart(s3, "first", files)
     result, report = run_deploy(desk, s3, site, "first")
     assert result.exit_code == 0
-    assert (report["uploaded"], report["deleted"], report["unchanged"]) == (0, 0, len(files))
+    assert (report["uploaded"], report["deleted"], report["unchanged"]) == (
+        len(apart), 0, len(files) - len(apart))
 
     # Without the manifest the listing's ETags tell the same.
     s3.client().delete_object(Bucket=BUCKET, Key=f"first/{MANIFEST}")
@@ -351,9 +368,11 @@ def test_an_object_changed_behind_deploys_back_is_uploaded_again(
     files = site.build()
     assert run_deploy(desk, s3, site, "stale")[0].exit_code == 0
     s3.client().put_object(Bucket=BUCKET, Key="stale/robots.txt", Body=b"User-agent: *\n")
+    apart = listed_apart(s3, "stale", files)
+    assert "robots.txt" in apart
     result, report = run_deploy(desk, s3, site, "stale")
     assert result.exit_code == 0
-    assert [p for _, p in report["log"]] == ["robots.txt"]
+    assert sorted(p for _, p in report["log"]) == sorted(apart)
     assert stored(s3, "stale")["robots.txt"] == files["robots.txt"]
 
 
