@@ -95,7 +95,7 @@ import threading
 import time
 import tomllib
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -992,19 +992,19 @@ def browser_latency(preview: Preview, edits: int) -> list[float] | None:
     return timings
 
 
-def shown(page: Any, headline: str) -> int:
+def shown(page: Any, headline: str, timeout: float = SHOWN_TIMEOUT) -> int:
     """Wait until the page shows `headline` in its h1: each document it loads is looked
     at once painted; how many it loaded. Chromium's own events, pushed as they happen:
     Playwright's polling is too coarse for a goal of 300 ms (expect's backs off to every
     500 ms, wait_for_function waits 100 ms once the page it polled has reloaded)."""
     from playwright.sync_api import Error
 
-    deadline = time.perf_counter() + SHOWN_TIMEOUT
+    deadline = time.perf_counter() + timeout
     loaded = 0
     while True:
         left = deadline - time.perf_counter()
         if left <= 0:
-            raise SystemExit(f"Chromium did not show {headline!r} in {SHOWN_TIMEOUT:.0f} s")
+            raise SystemExit(f"Chromium did not show {headline!r} in {timeout:.0f} s")
         page.wait_for_event("domcontentloaded", timeout=left * 1000)
         loaded += 1
         try:
@@ -1012,6 +1012,78 @@ def shown(page: Any, headline: str) -> int:
                 return loaded
         except Error:  # that document was replaced meanwhile: the next one's turn
             continue
+
+
+# desk serve's first save in two situations: the page first shown, then one save.
+FIRST_SAVES = {"first save nothing": "on a fresh clone (no preview folder, no build cache "
+                                     "or site)",
+               "first save port": "on another port (after a preview on the usual one)"}
+
+
+def first_saves(tool: Tool, preview: Preview) -> dict[str, tuple[float, float]]:
+    """desk serve started, a story's page opened in Chromium as soon as it serves, and that
+    story saved at once, in each situation of FIRST_SAVES: {KEY: (seconds from the save
+    to its new headline shown, 0), KEY + " page": (seconds from desk serve run to the
+    page shown, 0)}; and the preview's folder once they are done: {"footprint": (MB of
+    the preview's folder, MB of the built site)}. Nothing without Chromium."""
+    results: dict[str, tuple[float, float]] = {}
+    for key in FIRST_SAVES:
+        if key == "first save nothing":
+            shutil.rmtree(preview.folder, ignore_errors=True)
+            situation: contextlib.AbstractContextManager[None] = set_aside(tool.root)
+            started = preview
+        else:
+            start_up(preview)  # not timed: the preview the other port's start follows
+            situation, started = contextlib.nullcontext(), replace(preview, port=free_port())
+        os.sync()
+        with situation:
+            timed = saved_at_once(started)
+        if timed is None:
+            return results
+        results[key], results[f"{key} page"] = (timed[1], 0.0), (timed[0], 0.0)
+        print(f"  desk serve first save, {FIRST_SAVES[key]}: page shown at {timed[0]:.2f} s, "
+              f"save → shown {timed[1]:.2f} s", flush=True)
+    results["footprint"] = (folder_mb(preview.folder), folder_mb(tool.root / "public"))
+    print(f"  desk serve's folder {results['footprint'][0]:.0f} MB, the built site "
+          f"{results['footprint'][1]:.0f} MB", flush=True)
+    return results
+
+
+def saved_at_once(preview: Preview) -> tuple[float, float] | None:
+    """Seconds from desk serve run to the watched story's page shown in Chromium, and from
+    a save of that story made then to its new headline shown; None without Chromium."""
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        return None
+    if not CHROMIUM.exists():
+        return None
+    write = desk_tool(preview.root).write
+    # The browser is up before desk serve runs: its start is not the preview's.
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM),
+                                             args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page()
+            with serving(preview) as served:
+                page.goto(served.url + story_page(preview.story),
+                          timeout=SERVE_TIMEOUT * 1000)
+                first = time.perf_counter() - served.started
+                data = next_edit(preview, preview.watched)
+                saved = time.perf_counter()
+                write(data)
+                shown(page, data["headline"], SERVE_TIMEOUT)
+                return first, time.perf_counter() - saved
+        finally:
+            browser.close()
+
+
+def folder_mb(folder: Path) -> float:
+    """The megabytes a folder's files take on disk (0 when there is none)."""
+    if not folder.is_dir():
+        return 0.0
+    used = sum(path.lstat().st_blocks * 512 for path in folder.rglob("*") if path.is_file())
+    return used / 1e6
 
 
 def serve_phase(tool: Tool, seed: dict[str, Any], count: int, edits: int,
@@ -1025,6 +1097,7 @@ def serve_phase(tool: Tool, seed: dict[str, Any], count: int, edits: int,
     results = serve_starts(tool, preview, starts)
     if not edits:
         return results
+    results.update(first_saves(tool, preview))
     for key, title, measure in (
             ("serve", "save → reload event", serve_latency),
             ("browser", "save → new headline shown in Chromium", browser_latency)):
@@ -1358,6 +1431,15 @@ def table(count: int, results: dict[str, dict[str, tuple[float, float]]],
                       f"{STARTS[key]} ({STARTS_SAID[key]}) {desk[key][0]:.2f} s "
                       f"({desk[f'{key} ready'][0]:.2f} s, {desk[f'{key} ready'][1]:.2f} s)"
                       for key in STARTS if key in desk) + "."]
+    if any(key in desk for key in FIRST_SAVES):
+        lines += ["", "desk serve's first save, the story's page open in Chromium as soon as "
+                  "it serves: " + "; ".join(
+                      f"{FIRST_SAVES[key]}, page shown at {desk[f'{key} page'][0]:.2f} s, "
+                      f"save → new headline shown {desk[key][0]:.2f} s"
+                      for key in FIRST_SAVES if key in desk) + "."]
+    if "footprint" in desk:
+        lines += ["", f"desk serve's folder after them: {desk['footprint'][0]:.0f} MB (the "
+                  f"built site: {desk['footprint'][1]:.0f} MB)."]
     for key, title in (("serve", "one story saved → reload event sent"),
                        ("browser", "one story saved → its new headline shown in Chromium, "
                         "the open page reloading itself")):
@@ -1509,6 +1591,19 @@ def serve_goals(desk: dict[str, tuple[float, float]]) -> list[str]:
         if key in desk:
             lines.append(goal_row(f"preview start, {STARTS[key]} ({STARTS_SAID[key]}): "
                                   "beside the goal", f"{desk[key][0]:.2f} s", None))
+    if "first save nothing page" in desk:
+        page = desk["first save nothing page"][0]
+        lines.append(goal_row("first page ≤ 5 s on a fresh clone (desk serve run → a story's "
+                              "page shown in Chromium)", f"{page:.2f} s", page <= 5))
+    for key in FIRST_SAVES:
+        if key in desk:
+            lines.append(goal_row(f"first save ≤ 1 s {FIRST_SAVES[key]} (save → new headline "
+                                  "shown in Chromium)", f"{desk[key][0]:.2f} s",
+                                  desk[key][0] <= 1))
+    if "footprint" in desk:
+        mine, site = desk["footprint"]
+        lines.append(goal_row("the preview's folder ≤ a quarter of the built site",
+                              f"{mine:.0f} MB of {site:.0f} MB", mine <= site / 4))
     if "browser" in desk:
         shown = desk["browser"][0]
         lines.append(goal_row("save → visible in the browser ≤ 300 ms (the new headline "

@@ -74,6 +74,13 @@ def test_a_quick_bench_runs_every_desk_phase_and_reports_whole_memory(tmp_path: 
     assert re.search(r"\| preview start ≤ 5 s \([^|]*after a preview\) \| [\d.]+ s \|", written)
     if Path("/usr/bin/chromium").exists():
         assert re.search(r"\| save → visible in the browser ≤ 300 ms [^|]* \| \d+ ms \|", written)
+        for situation in ("on a fresh clone", "on another port"):
+            assert re.search(rf"desk serve first save, {situation} [^:]*: page shown at "
+                             r"[\d.]+ s, save → shown [\d.]+ s", out), situation
+            assert re.search(rf"\| first save ≤ 1 s {situation} [^|]* \| [\d.]+ s \| "
+                             r"(met|not met) \|", written), situation
+        assert re.search(r"\| the preview's folder ≤ a quarter of the built site \| \d+ MB of "
+                         r"\d+ MB \| (met|not met) \|", written)
     fastest = re.search(r"\| desk [^|]+ \| ([\d.]+) s \|", written)
     assert fastest is not None and float(fastest.group(1)) == min(rounds)
     assert ("Cold builds, the fastest of 2 rounds, the tools taking turns (each round "
@@ -126,6 +133,27 @@ def test_issue_34_goals_judge_the_start_after_a_preview_and_the_browser() -> Non
     assert "| tool |" not in table
     assert "reloading itself: 250 ms (median of 300, 250, 200 ms)." in table
     assert "after a preview (the folder the last desk serve left, stopped by SIGTERM) 4.00 s (3.90 s, 2.00 s)" in table
+
+
+def test_the_preview_goals_judge_the_first_save_and_the_folder() -> None:
+    sys.path.insert(0, str(REPO / "bench"))
+    import bench  # type: ignore[import-not-found]
+
+    desk = {"first save nothing": (0.8, 0.0), "first save nothing page": (6.0, 0.0),
+            "first save port": (1.5, 0.0), "first save port page": (1.0, 0.0),
+            "footprint": (100.0, 640.0)}
+    lines = "\n".join(bench.goals(10_000, {"desk": desk}))
+    assert ("| first page ≤ 5 s on a fresh clone (desk serve run → a story's page shown in "
+            "Chromium) | 6.00 s | not met |") in lines
+    assert "| first save ≤ 1 s on a fresh clone (no preview folder, " in lines
+    assert "| first save ≤ 1 s on another port (after a preview on the usual one) " in lines
+    assert "(save → new headline shown in Chromium) | 0.80 s | met |" in lines
+    assert "(save → new headline shown in Chromium) | 1.50 s | not met |" in lines
+    assert "| the preview's folder ≤ a quarter of the built site | 100 MB of 640 MB | met |" in lines
+    table = "\n".join(bench.table(10_000, {"desk": desk}, {"desk": "0.1.0"}))
+    assert "on another port (after a preview on the usual one), page shown at 1.00 s, save → " \
+        "new headline shown 1.50 s." in table
+    assert "desk serve's folder after them: 100 MB (the built site: 640 MB)." in table
 
 
 def test_a_run_whose_newest_story_would_not_be_published_is_refused() -> None:
