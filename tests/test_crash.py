@@ -113,13 +113,18 @@ def test_sigkill_at_random_points_leaves_an_index_the_next_build_uses_or_rebuild
     first = desk_build_cached(content, out, cache)
     assert first.wait(120) == 0
     started = time.monotonic()
+    # The random moments fall within the time a build of one new story takes here, so
+    # that most of them come before it ends, on a fast machine as on a busy one.
+    write_story(content, make_story(99, published_at=datetime(2026, 11, 14, tzinfo=UTC)))
+    assert desk_build_cached(content, out, cache).wait(120) == 0
+    took = time.monotonic() - started
     rng = random.Random(64)
     (index,) = cache.glob("*" + SUFFIX)
     journal, whole = index.with_name(index.name + "-journal"), index.with_name(index.name + ".tmp")
     points: list[Callable[[], bool]] = [
         journal.exists,  # a write of what changed, in its transaction
         whole.exists,  # a write of the whole index, into a new file
-        *(After(rng.uniform(0.05, 3.0)) for _ in range(4))]
+        *(After(rng.uniform(0.05, 0.9) * took) for _ in range(4))]
     killed = 0
     for n, due in enumerate(points):
         # Something to write: a new story each turn, an edit of another, and for the
