@@ -337,6 +337,12 @@ def relative_file(path: str) -> str:
     """A URL path as a safe relative file path (raises ValueError on '..' and the like)."""
     if path.endswith("/"):
         path += "index.html"
+    # Most paths are plain (no segment to drop or refuse): told without pathlib, which
+    # took half a second of reading the index's 100,000 file names.
+    plain = path.split("/")
+    if len(plain) > 1 and plain[0] == "" and all(
+            p not in ("", ".", "..") and "\\" not in p and "\x00" not in p for p in plain[1:]):
+        return path[1:]
     pure = PurePosixPath(path)
     if not pure.is_absolute():
         raise ValueError(f"site path {path!r} must start with '/'")

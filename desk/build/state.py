@@ -41,6 +41,7 @@ from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from sys import intern
 from typing import Any
 
 import orjson
@@ -304,13 +305,15 @@ def _story(row: Sequence[Any], links: Iterable[str], texts: IndexTexts) -> Loade
     (path, digest, url_path, entry, story_id, newsroom, title, edition, beat, agent,
      published, modified, trust, url, corrections, images) = row
     published_at = datetime.fromisoformat(published)
+    # The names lists group by are shared, one string each, by every story of a group.
     summary = Summary(
-        story_id, newsroom, title, edition, published_at,
+        story_id, intern(newsroom), intern(title), intern(edition), published_at,
         published_at if modified == published else datetime.fromisoformat(modified),
-        trust, url, tuple(links), beat, agent,
+        intern(trust), url, tuple(links), intern(beat), intern(agent),
         tuple((datetime.fromisoformat(at), said, kind)
-              for at, said, kind in orjson.loads(corrections)),
-        StoredTexts(texts, path, digest), tuple(orjson.loads(images)))
+              for at, said, kind in orjson.loads(corrections)) if corrections != "[]" else (),
+        StoredTexts(texts, path, digest),
+        tuple(orjson.loads(images)) if images != "[]" else ())
     return LoadedStory(path, summary, digest, url_path, entry)
 
 
