@@ -173,7 +173,7 @@ def test_moved_stories_redirect_in_chromium(browser_page, tmp_path: Path) -> Non
                                                                        "base_url": base}),
                     ("127.0.0.1", 0), now, False, lambda line: None)
     try:
-        assert dev.rebuild("start") is not None
+        assert dev.prepare("start") is not None
         dev.start()
         page = browser_page
         for site in (f"http://127.0.0.1:{files.server_port}", dev.base_url):

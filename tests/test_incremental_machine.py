@@ -5,17 +5,17 @@ headline, a template, a static file and the config, moves the clock past held st
 and changes desk's code fingerprint; it adds, replaces and removes a story's picture (a
 file of content/media/, or the bytes of that file alone); it adds drafts and promotes them, moves stories
 (a new slug, another day) and withdraws stories or takes a withdrawal back. Its preview
-(desk serve's DevServer, on one port and preview folder for the whole run) is stopped and
-started again, killed, given another site's cache or site or a corrupt cache, and saved
-to while it starts. After each step it builds as `desk build` does (saved cache, recycled
-spare) and the preview builds as desk serve does after a save (the saved stories' pages
-placed ahead, then in place after content changes, into a new folder after others), or
-starts (served at once from the last preview's site when its record says so, else built
-first). Each must equal a build from nothing, with no cache: for `desk build`, without
-drafts and from the URL history its own last site carries; for the preview, with drafts,
-its base URL and the history desk build gave its start; so must each page placed ahead
-of a build. A fixed walk takes every path of the preview in each `make test` too;
-`make fuzz` (DESK_MACHINE_EXAMPLES) runs the machine longer.
+(desk serve's DevServer, one preview folder for the whole run, each start on a port of
+its own) is stopped and started again on the index the last one kept, killed, given
+another site's index or a corrupt one, and saved to while it starts. After each step it
+builds as `desk build` does (saved cache, recycled spare) and the preview prepares as
+desk serve does after a save (the changed files named as a watcher names them; every
+file looked at after other changes), or starts. Each must equal a build from nothing,
+with no cache: for `desk build`, without drafts and from the URL history its own last
+site carries; for the preview, every file of its site fetched over HTTP (enumerated from
+its units), with drafts, its base URL and the history desk build gives. A fixed walk
+takes every path of the preview in each `make test` too; `make fuzz`
+(DESK_MACHINE_EXAMPLES) runs the machine longer.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 from picturegen import REMOTE, photo
-from ports import lasting_port
+from previews import built_site, served_site
 from storygen import REPO, make_story, write_draft, write_story, write_withdrawal
 
 from desk.build import keys
@@ -42,9 +42,7 @@ from desk.build.pipeline import BuildReport, build
 from desk.build.target import FreshStaging, RecycledSpare
 from desk.config import Config, load_config
 from desk.content.catalog import Clock
-from desk.serve import resume
-from desk.serve.folder import CACHE, PREVIEW, SITE
-from desk.serve.resume import clock_text
+from desk.serve.folder import PREVIEW
 from desk.serve.server import DevServer
 
 pytestmark = pytest.mark.slow
@@ -63,18 +61,6 @@ POLICY = st.sampled_from(["", "masthead", "correctionsPolicy", "ethicsPolicy"])
 def story_time(n: int) -> datetime:
     """Story n's publication time: every 50 minutes; numbers 9 and up are held at first."""
     return START + timedelta(minutes=50 * n) + (timedelta(days=1) if n >= 9 else timedelta())
-
-
-class Preview(DevServer):
-    """desk serve's preview as it runs, which notes the files a save placed ahead of its
-    build as they were then (the build that follows may replace them)."""
-
-    placed: dict[str, bytes] | None = None
-
-    def place_ahead(self, changed: list[str]) -> None:
-        super().place_ahead(changed)
-        self.placed = {name: (self.state.folder / name).read_bytes()
-                       for name in self.state.ahead or ()}
 
 
 # The content folder's files and folders, each with its stat (None for a folder: a watcher
@@ -113,18 +99,13 @@ class IncrementalBuilds(RuleBasedStateMachine):
             "static_dir": self.static, "cache_dir": self.root / "cache", "page_size": 3,
             "feed_size": 4, "sitemap_max_urls": 8}  # a sitemap of parts, as at 100,000
         self.now = START + timedelta(hours=8)
-        # The preview's port, the same for the whole run: its base URL is in every page's
-        # key, so a preview started again may reuse what the last one left.
-        self.port = lasting_port()
-        self.preview: Preview | None = None
+        self.preview: DevServer | None = None
         self.stopped_for = 0  # steps the preview stays stopped for
-        self.resumable = False  # stopped cleanly, and nothing it builds from changed since
         self.whole = False  # a change beyond the content since the preview last built
         self.seen: Snapshot = {}  # the content as the preview last built it
         self.start_save: tuple[int, str] | None = None  # a save while the preview starts
         self.lines: list[str] = []  # what the previews printed
-        self.starts: list[bool] = []  # whether each start served the last site at once
-        self.placed_files = 0  # files placed ahead of a build, checked
+        self.starts: list[bool] = []  # whether each start read no story file
         self.code_changes = 0
         self.original_fingerprint = keys.code_fingerprint
         self.known: set[str] = set()  # story ids in the URL history (ever published)
@@ -267,16 +248,12 @@ class IncrementalBuilds(RuleBasedStateMachine):
         self.now += timedelta(hours=hours)
         if self.preview is not None:  # as desk serve's clock, the real one, moves on
             self.preview._now = self.now
-            # Its record names the clock its builds are made at, as if it had started now.
-            assert self.preview._recorder is not None
-            self.preview._recorder._clock = clock_text(self.now, False)
 
     @rule(salt=WORDS)
     def change_code(self, salt: str) -> None:
         original = self.original_fingerprint
         changed = lambda package_dir=None: original(package_dir) + salt  # noqa: E731
         keys.code_fingerprint = changed  # type: ignore[assignment]
-        resume.code_fingerprint = changed  # type: ignore[assignment]  # imported by name
         self.whole = True
 
     @rule(stay=st.integers(min_value=0, max_value=2),
@@ -286,8 +263,6 @@ class IncrementalBuilds(RuleBasedStateMachine):
         `change` made first, while no preview runs)."""
         self.stop_preview(clean=True)
         self.stopped_for = stay
-        if change:
-            self.resumable = False
         if change == "story":
             self.write(4, headline="Edited while no preview ran")
         elif change == "template":
@@ -302,25 +277,20 @@ class IncrementalBuilds(RuleBasedStateMachine):
 
     @rule()
     def kill_preview(self) -> None:
-        """Drop the preview as a killed process leaves it: no record of its site."""
+        """Drop the preview as a killed process leaves it."""
         self.stop_preview(clean=False)
 
-    @rule(part=st.sampled_from([SITE, CACHE, "both", "corrupt"]), clean=st.booleans())
+    @rule(part=st.sampled_from(["other", "corrupt"]), clean=st.booleans())
     def swap_preview_cache(self, part: str, clean: bool) -> None:
-        """The preview folder's site or cache (or both) another site's, or its cache
-        file garbage, before the preview starts again."""
+        """The preview folder's index another site's, or garbage, before the preview
+        starts again."""
         self.stop_preview(clean)
         folder = self.root / "cache" / PREVIEW
-        if part == "corrupt":
-            for state in (folder / CACHE).glob("*.sqlite"):
-                state.write_bytes(b"not a saved state at all" * 100)
-            return
-        other = self.other_preview()
-        for name in (SITE, CACHE) if part == "both" else (part,):
-            shutil.rmtree(folder / name, ignore_errors=True)
-            shutil.copytree(other / name, folder / name, symlinks=True)
-        if part != CACHE:
-            self.resumable = False  # the record names the site that was there
+        for index in folder.glob("*.sqlite"):
+            if part == "corrupt":
+                index.write_bytes(b"not an index at all" * 100)
+            else:
+                shutil.copyfile(next(self.other_preview().glob("*.sqlite")), index)
 
     @rule(n=NUMBERS, headline=WORDS)
     def save_during_start(self, n: int, headline: str) -> None:
@@ -335,14 +305,13 @@ class IncrementalBuilds(RuleBasedStateMachine):
             return
         if clean:
             preview.stop()
-        else:  # what a killed process leaves: its lock and its port are let go
+        else:  # what a killed process leaves: its port is let go
             preview.httpd.server_close()
             preview._folder.close()
-        self.resumable = clean
 
     def other_preview(self) -> Path:
-        """The preview folder of another site, on the preview's port, built once: its
-        stories have this site's ids at other URLs."""
+        """The preview folder of another site, prepared once: its stories have this
+        site's ids at other URLs."""
         other = self.root / "other"
         folder = other / "cache" / PREVIEW
         if folder.is_dir():
@@ -358,9 +327,9 @@ class IncrementalBuilds(RuleBasedStateMachine):
                 "cache_dir": other / "cache", "output_dir": other / "public",
                 "base_url": base_url})
 
-        dev = DevServer(load, ("127.0.0.1", self.port), self.now, False, self.lines.append)
+        dev = DevServer(load, ("127.0.0.1", 0), self.now, False, self.lines.append)
         try:
-            self.ok(dev.rebuild("start"))
+            self.ok(dev.prepare("start"))
         finally:
             dev.stop()
         return folder
@@ -377,7 +346,6 @@ class IncrementalBuilds(RuleBasedStateMachine):
     def teardown(self) -> None:
         self.stop_preview(clean=True)
         keys.code_fingerprint = self.original_fingerprint  # type: ignore[assignment]
-        resume.code_fingerprint = self.original_fingerprint  # type: ignore[assignment]
         shutil.rmtree(self.root, ignore_errors=True)
 
     def ok(self, report: BuildReport | None) -> bool:
@@ -386,9 +354,10 @@ class IncrementalBuilds(RuleBasedStateMachine):
 
     @invariant()
     def builds_agree(self) -> None:
-        clock, preview_clock = Clock(self.now), Clock(self.now, drafts=True)
+        clock = Clock(self.now)
         starting = self.preview is None and not self.stopped_for
-        resumed = self.start_preview() if starting else False
+        if starting:
+            self.start_preview()
         cached = self.config("public")
         report = build(cached, clock, RecycledSpare(cached.output_dir))
         assert report.ok, report.findings
@@ -399,73 +368,54 @@ class IncrementalBuilds(RuleBasedStateMachine):
         self.known = set(json.loads(history.read_text(encoding="utf-8"))["stories"])
         if self.preview is None:
             self.stopped_for -= 1
-            self.resumable = False  # a build since changed what it starts from
             return
-        placed = self.start(resumed) if starting else self.save()
-        self.same_as_from_nothing(self.preview, preview_clock, starting, placed)
+        if starting:
+            self.start()
+        else:
+            self.save()
+        self.same_as_from_nothing(self.preview)
 
-    def start_preview(self) -> bool:
-        """A new preview on the same port and folder, served at once when it can be
-        (as DevServer.run starts): whether it was."""
-        self.preview = Preview(self.load, ("127.0.0.1", self.port), self.now, False,
-                               self.lines.append)
-        resumed = self.preview._resume()
-        assert resumed == self.resumable, (resumed, self.lines[-5:])
-        self.starts.append(resumed)
-        self.resumable = False
-        return resumed
+    def start_preview(self) -> None:
+        """A new preview, on a port of its own, on the folder the last one left."""
+        self.preview = DevServer(self.load, ("127.0.0.1", 0), self.now, False,
+                                 self.lines.append)
+        self.preview._content = self.preview._content_folder()
+        self.preview.start()
 
-    def start(self, resumed: bool) -> dict[str, bytes]:
-        """The preview's first build (in the background of the site served at once, when
-        resumed), with a save while it starts, if any: what that save placed ahead."""
+    def start(self) -> None:
+        """The preview's start, with a save while it starts, if any (taken after the
+        start, as the watcher's first batch)."""
         assert self.preview is not None
         preview, saving, self.start_save = self.preview, self.start_save, None
         before = snapshot(self.content)
-        if saving is not None:  # saved once the watcher is in place, before the build
+        if saving is not None:  # saved once the watcher is in place, before the start
             self.write(saving[0], headline=saving[1])
         self.seen = snapshot(self.content)
-        self.ok(preview.rebuild("resumed", content_only=True) if resumed
-                else preview.rebuild("start"))
+        self.ok(preview.prepare("start"))
+        self.starts.append(not preview.read)
         self.whole = False
-        if resumed and saving is None:
-            # The site served at once was the one a build makes: the build changed no
-            # page (but those whose warnings panel it now has).
-            changed = preview.state.paths[preview.state.epoch]
-            assert changed is not None and set(changed) == set(preview.state.warnings), changed
-        if saving is None:
-            return {}
-        preview.placed = None
-        self.ok(preview.saved("saved during the start",
-                              changed_paths(before, self.seen)))
-        return preview.placed or {}
+        if saving is not None:
+            self.ok(preview.prepare("saved during the start", preview.content_changed(
+                changed_paths(before, self.seen))))
 
-    def save(self) -> dict[str, bytes]:
-        """The preview's build after this step's saves, as desk serve makes it: what it
-        placed ahead of the build."""
+    def save(self) -> None:
+        """The preview's preparation after this step's saves, as desk serve makes it."""
         assert self.preview is not None
         before, self.seen = self.seen, snapshot(self.content)
-        self.preview.placed = None
-        self.ok(self.preview.saved("saved", None if self.whole
-                                   else changed_paths(before, self.seen)))
+        self.ok(self.preview.prepare("saved", None if self.whole else
+                                     self.preview.content_changed(
+                                         changed_paths(before, self.seen))))
         self.whole = False
-        return self.preview.placed or {}
 
-    def same_as_from_nothing(self, preview: Preview, clock: Clock, started: bool,
-                             placed: dict[str, bytes]) -> None:
-        """The preview's site, and each page it placed ahead of its build, equal a build
-        from nothing with the URL history the preview started from."""
+    def same_as_from_nothing(self, preview: DevServer) -> None:
+        """Every file the preview serves equals a build from nothing with its base URL,
+        the drafts, and the URL history desk build would start from."""
         reference = self.config("reference-drafts", preview.base_url)
-        if started:  # the history desk build would start from (see DevServer)
-            shutil.rmtree(reference.output_dir, ignore_errors=True)
         given, problems = remembered_history(reference.cache_dir, self.root / "public")
         assert not problems
-        assert build(reference, clock, FreshStaging(reference.output_dir),
-                     BuildCache(history=given)).ok
-        expected = tree(reference.output_dir)
-        assert tree(preview.state.folder) == expected, "preview"
-        for name, data in placed.items():
-            assert expected.get(name) == data, ("placed ahead", name)
-        self.placed_files += len(placed)
+        shutil.rmtree(reference.output_dir, ignore_errors=True)
+        assert served_site(preview) == built_site(reference, self.now, reference.output_dir,
+                                                  history=given), "preview"
 
 
 IncrementalBuilds.TestCase.settings = settings(
@@ -474,30 +424,29 @@ IncrementalBuilds.TestCase.settings = settings(
 TestIncrementalBuilds = IncrementalBuilds.TestCase
 
 
-# Every path of the preview, whatever the random runs draw, and whether each start serves
-# the last preview's site at once: started again on what the last one left, after a save
-# (True) or after a change while none ran (False), killed, saved to as it starts (served
-# at once, or not), after a template edit and a moved clock, given another site's site,
-# cache or both, or a corrupt cache.
+# Every path of the preview, whatever the random runs draw, and whether each start reads
+# no story file: started again on the index the last one kept, after a save (True) or
+# after a change while none ran (a story's, desk's code's, the settings': False; a
+# template's or the clock's: True), killed, saved to as it starts, after a template edit
+# and a moved clock, given another site's index or a corrupt one (an index of no use: the
+# site's own build's inspections are taken, as at the first start).
 PREVIEW_WALK: list[tuple[str, tuple[object, ...], bool | None]] = [
     ("restart_preview", (0, ""), True),
     ("edit_story", (6, "Edited"), None),
     ("restart_preview", (0, ""), True),
-    *[("restart_preview", (0, change), False)
+    *[("restart_preview", (0, change), change in ("template", "clock"))
       for change in ("story", "template", "clock", "code", "config")],
     ("restart_preview", (1, ""), None),
     ("move_story", (3, 1, 1), False),
-    ("kill_preview", (), False),
-    ("save_during_start", (2, "Saved during the start"), True),
+    ("kill_preview", (), True),
+    ("save_during_start", (2, "Saved during the start"), False),
     ("restart_preview", (1, ""), None),
     ("save_during_start", (4, "Saved during a start"), False),
     ("edit_template", ("story.html", "edited"), None),
     ("move_clock", (20,), None),
-    ("swap_preview_cache", (SITE, True), False),
-    ("swap_preview_cache", (CACHE, True), True),
-    ("swap_preview_cache", ("both", False), False),
-    ("swap_preview_cache", ("corrupt", True), True),
-    ("swap_preview_cache", (CACHE, False), False),
+    ("swap_preview_cache", ("other", True), False),
+    ("swap_preview_cache", ("corrupt", True), True),  # the site's build's index taken
+    ("swap_preview_cache", ("other", False), False),
 ]
 
 
@@ -512,6 +461,5 @@ def test_every_path_of_the_preview() -> None:
             machine.builds_agree()
     finally:
         machine.teardown()
-    assert machine.starts == [False, *(at_once for *_, at_once in PREVIEW_WALK
-                                       if at_once is not None)]
-    assert machine.placed_files > 0  # the saves placed pages ahead of their builds
+    assert machine.starts == [True, *(nothing for *_, nothing in PREVIEW_WALK
+                                       if nothing is not None)]

@@ -68,7 +68,7 @@ def preview(content: Path, out: Path) -> Iterator[DevServer]:
 
     dev = DevServer(load, ("127.0.0.1", 0), NOW_TIME, False, lambda line: None)
     try:
-        report = dev.rebuild("start")
+        report = dev.prepare("start")
         assert report is not None and report.ok, report and report.findings
         dev.start()
         yield dev
@@ -142,7 +142,7 @@ def test_a_draft_is_in_the_preview_and_nowhere_in_the_built_site(desk, tmp_path:
         # Moving the file out of drafts/ publishes it: unmarked in the preview and built.
         promoted = content / "stories" / "scoop.json"
         draft.rename(promoted)
-        assert dev.rebuild("promoted", content_only=True).ok
+        assert dev.prepare("promoted").ok
         page = lxml.html.fromstring(get(dev, TWO)[1])
         assert not page.cssselect(".draft-note")
         assert page.cssselect('meta[name="robots"]')[0].get("content").startswith(
@@ -339,7 +339,7 @@ def test_the_preview_redirects_and_gives_notice_like_the_build(tmp_path: Path) -
         assert redirect_of(get(dev, "/stories/2026-11-14/story-number-3/")[1])["link"] == (
             "/stories/2026-11-14/renamed-before/")
         write_story(content, make_story(1, slug="renamed"), "1.json")
-        assert dev.rebuild("moved", content_only=True).ok
+        assert dev.prepare("moved").ok
         moved = redirect_of(get(dev, ONE)[1])
         assert moved["refresh"] == moved["link"] == "/stories/2026-11-14/renamed/"
         assert get(dev, ONE + "index.json")[0] == 404

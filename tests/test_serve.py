@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import http.client
 import json
-import os
 import re
 import socket
 import threading
@@ -31,7 +30,7 @@ def server(tmp_path: Path) -> Iterator[DevServer]:
     lines: list[str] = []
     dev = one_story_preview(tmp_path, NOW, lines.append)
     dev.lines = lines  # type: ignore[attr-defined]
-    assert dev.rebuild("start") is not None
+    assert dev.prepare("start") is not None
     dev.start()
     yield dev
     dev.stop()
@@ -61,20 +60,14 @@ def test_path_escapes_never_leave_the_site(server: DevServer, target: str) -> No
     assert SECRET not in body and b"root:" not in body
 
 
-def test_symlink_out_of_the_site_is_not_followed(server: DevServer, tmp_path: Path) -> None:
-    os.symlink(tmp_path / "secret.txt", server.state.folder / "leak.txt")
-    os.symlink(tmp_path, server.state.folder / "leakdir")
-    for target in ("/leak.txt", "/leakdir/secret.txt", "/leakdir/"):
-        status, _, body = raw_get(server, target)
-        assert status == 404 and SECRET not in body
-
-
 @pytest.mark.parametrize("path,kind", [
     (STORY, "text/html; charset=utf-8"),
     (STORY + "index.md", "text/markdown; charset=utf-8"),
     (STORY + "index.json", "application/json; charset=utf-8"),
     ("/feed.json", "application/feed+json; charset=utf-8"),
-    ("/feed.xml", "application/xml; charset=utf-8"),
+    ("/feed.xml", "application/rss+xml; charset=utf-8"),
+    ("/atom.xml", "application/atom+xml; charset=utf-8"),
+    ("/sitemap.xml", "application/xml; charset=utf-8"),
     ("/robots.txt", "text/plain; charset=utf-8"),
     ("/license.xml", "application/rsl+xml; charset=utf-8"),
 ])
@@ -87,9 +80,23 @@ def test_content_types_and_no_store(server: DevServer, path: str, kind: str) -> 
 
 
 def test_css_is_served_with_its_type(server: DevServer) -> None:
-    css = next((server.state.folder / "static").glob("site.*.css"))
-    status, headers, _ = raw_get(server, "/static/" + css.name)
+    assert server.state.pages is not None
+    css = next(n for n in server.state.pages.files() if re.fullmatch(r"static/site\.\w+\.css", n))
+    status, headers, _ = raw_get(server, "/" + css)
     assert status == 200 and headers["content-type"] == "text/css; charset=utf-8"
+
+
+def test_every_file_has_the_content_type_a_deploy_gives_it(server: DevServer) -> None:
+    """One table of types: what the preview serves is what the bucket will."""
+    from desk.deploy.headers import content_type
+
+    assert server.state.pages is not None
+    names = list(server.state.pages.files())
+    assert {n.rpartition(".")[2] for n in names} >= {"html", "md", "json", "xml", "txt", "css",
+                                                     "js", "svg"}
+    for name in names:
+        status, headers, _ = raw_get(server, "/" + name, method="HEAD")
+        assert status == 200 and headers["content-type"] == content_type(name), name
 
 
 def test_folders_redirect_and_unknown_paths_get_404_page(server: DevServer) -> None:
@@ -107,7 +114,9 @@ def test_head_sends_headers_only(server: DevServer) -> None:
 def test_reload_script_only_in_served_html(server: DevServer) -> None:
     _, _, body = raw_get(server, STORY)
     assert b"EventSource" in body
-    assert b"EventSource" not in (server.state.folder / STORY.strip("/") / "index.html").read_bytes()
+    assert server.state.pages is not None
+    made = server.state.pages.file(STORY.strip("/") + "/index.html")
+    assert made is not None and b"EventSource" not in made
     _, _, data = raw_get(server, STORY + "index.json")
     json.loads(data)
 
@@ -118,31 +127,77 @@ def test_reload_script_only_in_served_html(server: DevServer) -> None:
 EVENT_WAIT = 120.0
 
 
-def events(dev: DevServer) -> Iterator[str]:
-    """The data lines of the reload channel (AssertionError: none within EVENT_WAIT)."""
+def events(dev: DevServer, page: str = STORY) -> Iterator[str]:
+    """The data lines of the reload channel of a page served now, connected before this
+    returns (AssertionError: none within EVENT_WAIT)."""
+    _, _, body = raw_get(dev, page)
+    token = re.search(rb"\?t=([\w-]+)&p=", body)
+    assert token is not None
     connection = http.client.HTTPConnection(dev.host, dev.port, timeout=20)
-    connection.request("GET", "/__desk/events")
+    connection.request("GET", f"/__desk/events?t={token.group(1).decode()}&p={page}")
     response = connection.getresponse()
     assert response.getheader("Content-Type") == "text/event-stream; charset=utf-8"
-    try:
-        last = time.monotonic()
-        while line := response.readline():
-            if line.startswith(b"data: "):
-                yield line[6:].strip().decode()
-                last = time.monotonic()
-            elif time.monotonic() - last > EVENT_WAIT:
-                raise AssertionError(f"no reload event within {EVENT_WAIT:.0f} s")
-    finally:
-        connection.close()
+    assert response.readline() == b"retry: 300\n"  # the channel knows the page now
+
+    def lines() -> Iterator[str]:
+        try:
+            last = time.monotonic()
+            while line := response.readline():
+                if line.startswith(b"data: "):
+                    yield line[6:].strip().decode()
+                    last = time.monotonic()
+                elif time.monotonic() - last > EVENT_WAIT:
+                    raise AssertionError(f"no reload event within {EVENT_WAIT:.0f} s")
+        finally:
+            connection.close()
+
+    return lines()
+
+
+def test_a_page_is_told_to_reload_when_what_it_shows_changed_only(
+        server: DevServer, tmp_path: Path) -> None:
+    """Each open page's channel compares what the page shows after a save: a page a save
+    leaves as it was is not reloaded, one it changed is (its next event is the reload)."""
+    content = tmp_path / "content"
+    other = "/stories/2026-11-14/story-number-2/"
+    write_story(content, make_story(2))
+    assert server.prepare("adds story 2") is not None
+    untouched, touched = events(server, other), events(server, STORY)
+    # Saves of story 1 only: story 2's page shows the same bytes. (A threading.Thread
+    # reads each channel: the first event it gets is the one that counts.)
+    got: dict[str, str] = {}
+    readers = [threading.Thread(target=lambda c=c, k=k: got.setdefault(k, next(c, "")),
+                                daemon=True) for k, c in (("2", untouched), ("1", touched))]
+    for reader in readers:
+        reader.start()
+    write_story(content, make_story(1, headline="Saved once"))
+    assert server.prepare("saves story 1") is not None
+    readers[1].join(EVENT_WAIT)
+    assert got.get("1") == "reload"
+    assert "2" not in got  # not told: its page is the same
+    write_story(content, make_story(2, headline="Now story 2"))
+    assert server.prepare("saves story 2") is not None
+    readers[0].join(EVENT_WAIT)
+    assert got.get("2") == "reload"
+
+
+def test_a_page_served_before_a_save_is_told_to_reload_as_its_channel_opens(
+        server: DevServer, tmp_path: Path) -> None:
+    connection = http.client.HTTPConnection(server.host, server.port, timeout=20)
+    connection.request("GET", f"/__desk/events?t=not-this-one&p={STORY}")
+    lines = connection.getresponse()
+    assert lines.readline() == b"retry: 300\n"
+    assert lines.readline() == b"\n"
+    assert lines.readline() == b"data: reload\n"
+    connection.close()
 
 
 def test_bad_content_keeps_last_good_site_with_overlay(server: DevServer, tmp_path: Path) -> None:
     channel = events(server)
-    first = next(channel)
     story = tmp_path / "content/stories/2026-11-14/story-number-1.json"
     story.write_text('{"schema": "hangingcontext.desk/1", "headline": ')
-    assert server.rebuild("test") is not None
-    assert next(channel) != first  # open pages are told to reload
+    assert server.prepare("test") is not None
+    assert next(channel) == "reload"  # open pages are told to reload
     status, _, body = raw_get(server, STORY)
     assert status == 200
     assert b'id="desk-errors"' in body and b"Headline of story 1" in body
@@ -150,12 +205,13 @@ def test_bad_content_keeps_last_good_site_with_overlay(server: DevServer, tmp_pa
     assert any("invalid JSON" in line for line in server.lines)  # type: ignore[attr-defined]
     write_story(tmp_path / "content", make_story(1, headline="Fixed headline"),
                 "story-number-1.json")
-    server.rebuild("test")
+    server.prepare("test")
     _, _, body = raw_get(server, STORY)
     assert b'id="desk-errors"' not in body and b"Fixed headline" in body
 
 
 def test_broken_template_is_an_overlay_too(server: DevServer, tmp_path: Path) -> None:
+    raw_get(server, STORY)  # shown before the template breaks
     templates = tmp_path / "templates"
     import shutil
     shutil.copytree(REPO / "templates", templates)
@@ -164,9 +220,11 @@ def test_broken_template_is_an_overlay_too(server: DevServer, tmp_path: Path) ->
     server._load = lambda base: load_config(  # type: ignore[method-assign]
         REPO / "pyproject.toml",
         {"content_dir": content, "base_url": base, "templates_dir": templates})
-    server.rebuild("test")
+    report = server.prepare("test")
+    assert report is not None and not report.ok
     status, _, body = raw_get(server, STORY)
     assert status == 200 and b'id="desk-errors"' in body and b"template error" in body
+    assert b"Headline of story 1" in body  # the last good page, under the overlay
 
 
 def test_fifty_clients_during_rebuilds_get_complete_pages(server: DevServer) -> None:
@@ -175,10 +233,10 @@ def test_fifty_clients_during_rebuilds_get_complete_pages(server: DevServer) -> 
     failures: list[str] = []
 
     def rebuild_loop() -> None:
-        in_place = False
-        while not stop.is_set():  # swaps and in-place updates, in turn
-            server.rebuild("load test", content_only=in_place)
-            in_place = not in_place
+        known = False
+        while not stop.is_set():  # with the files changed known, and not, in turn
+            server.prepare("load test", set() if known else None)
+            known = not known
 
     def client() -> None:
         for _ in range(5):
@@ -205,8 +263,8 @@ def test_fifty_clients_during_rebuilds_get_complete_pages(server: DevServer) -> 
 def test_watcher_rebuilds_once_per_burst(server: DevServer, tmp_path: Path) -> None:
     watcher = threading.Thread(target=server.watch, daemon=True)
     watcher.start()
+    first = server.state.token
     channel = events(server)
-    first = next(channel)
     epoch = server.state.epoch
     story = tmp_path / "content/stories/2026-11-14/story-number-1.json"
     # The watcher needs a moment to start; keep saving until the first rebuild arrives.
@@ -216,7 +274,7 @@ def test_watcher_rebuilds_once_per_burst(server: DevServer, tmp_path: Path) -> N
         token = server.state.wait_for_change(first, timeout=1)
         if token != first:
             break
-    assert next(channel) != first
+    assert next(channel) == "reload"
     _, _, body = raw_get(server, STORY)
     assert b"Saved " in body
     # A burst of saves coalesces.
@@ -241,42 +299,25 @@ def test_port_in_use_is_one_clear_line(server: DevServer) -> None:
                              f"try --port {server.port + 1}\n")
 
 
-def test_in_place_rebuilds_equal_a_fresh_build(server: DevServer, tmp_path: Path) -> None:
-    from conftest import tree
-
-    from desk.build.cache import BuildCache
-    from desk.build.pipeline import build
-    from desk.build.target import FreshStaging
-    from desk.content.catalog import Clock
-    from desk.content.history import read_history_file
-
+def test_a_page_whose_key_stands_is_not_rendered_again(server: DevServer,
+                                                      tmp_path: Path) -> None:
+    """Rendered pages are kept in memory by unit key: after a save, a page it leaves as it
+    was is served from memory (the very bytes object), a page it changed is made again."""
     content = tmp_path / "content"
-    for n in range(2, 6):
-        write_story(content, make_story(n))
-    assert server.rebuild("test", content_only=True) is not None  # new stories
-    write_story(content, make_story(3, headline="Edited in place"))
-    next(content.rglob("story-number-4.json")).unlink()
-    before = server.state.folder.stat().st_ino
-    report = server.rebuild("test", content_only=True)
-    assert report is not None and report.ok and report.reused > 0
-    assert server.state.folder.stat().st_ino == before  # the same folder, updated
-    config = load_config(REPO / "pyproject.toml", {
-        "content_dir": content, "base_url": server.base_url, "search": False,
-        "cache_dir": tmp_path / "cache"})
-    # From nothing but the URL history, which remembers the deleted story 4's URL.
-    history, _ = read_history_file(server.state.folder / ".well-known/desk-urls.json")
-    assert build(config, Clock(NOW), FreshStaging(tmp_path / "fresh"),
-                 BuildCache(history=history)).ok
-    assert tree(server.state.folder) == tree(tmp_path / "fresh")
-    _, _, body = raw_get(server, "/stories/2026-11-14/story-number-3/")
-    assert b"Edited in place" in body
-    status, _, _ = raw_get(server, "/stories/2026-11-14/story-number-4/")
-    assert status == 404
-
-    site = tree(server.state.folder)
-    (content / "stories/2026-11-14/story-number-5.json").write_text("{broken")
-    assert not server.rebuild("test", content_only=True).ok
-    assert tree(server.state.folder) == site  # a failed build touches nothing
+    write_story(content, make_story(2))
+    assert server.prepare("adds story 2") is not None
+    pages = server.state.pages
+    assert pages is not None
+    other = "stories/2026-11-14/story-number-2/index.html"
+    before, mine = pages.file(other), pages.file(STORY.strip("/") + "/index.html")
+    write_story(content, make_story(1, headline="Edited in memory"))
+    assert server.prepare("edits story 1", server.content_changed(
+        [str(next(content.rglob("story-number-1.json")))])) is not None
+    after = server.state.pages
+    assert after is not None and after is not pages
+    assert after.file(other) is before
+    edited = after.file(STORY.strip("/") + "/index.html")
+    assert edited is not None and edited != mine and b"Edited in memory" in edited
 
 
 def test_changed_paths_are_named_as_the_content_walk_names_them(tmp_path: Path,
@@ -292,22 +333,21 @@ def test_changed_paths_are_named_as_the_content_walk_names_them(tmp_path: Path,
     monkeypatch.chdir(tmp_path / "link")
     shown_as = Path("content")  # relative, through a symlinked working folder
     walked = content_files(shown_as, STORIES, [])
-    named, walked_only = content_paths([str(story)], shown_as.resolve(), shown_as)
-    assert walked and set(walked) <= named and walked_only == walked
+    named = content_paths([str(story)], shown_as.resolve(), shown_as)
+    assert walked and set(walked) <= named and str(story) in named
 
 
 def test_stop_before_start_returns(tmp_path: Path) -> None:
     """A server stopped without ever serving (a script that only builds through it) must
     not wait for a serve loop that never ran."""
     dev = one_story_preview(tmp_path, NOW)
-    assert dev.rebuild("start") is not None
+    assert dev.prepare("start") is not None
     stopping = threading.Thread(target=dev.stop, daemon=True)
     stopping.start()
     stopping.join(timeout=30)
     assert not stopping.is_alive(), "stop() hung on a server that never served"
-    # The site stays in the site's one preview folder, which the next preview clears.
-    assert dev.state.folder == tmp_path / "cache" / "preview" / "site"
-    assert (dev.state.folder / "index.html").is_file()
+    # Its index stays in the site's preview folder, for the next preview.
+    assert [p.name for p in (tmp_path / "cache" / "preview").glob("*.sqlite")]
 
 
 def test_a_storys_warnings_show_on_its_page_only_and_once_in_the_terminal(
@@ -317,7 +357,7 @@ def test_a_storys_warnings_show_on_its_page_only_and_once_in_the_terminal(
     story = {**make_story(2), "flourish": "a key the schema does not have"}
     write_story(content, story)
     lines: list[str] = server.lines  # type: ignore[attr-defined]
-    assert server.rebuild("changed story 2", content_only=True) is not None
+    assert server.prepare("changed story 2") is not None
     page = "/stories/2026-11-14/story-number-2/"
     _, _, body = raw_get(server, page)
     assert b'id="desk-findings"' in body and b"unknown key &#x27;flourish&#x27;" in body
@@ -326,17 +366,18 @@ def test_a_storys_warnings_show_on_its_page_only_and_once_in_the_terminal(
     assert b'id="desk-findings"' in same
     _, _, other = raw_get(server, STORY)
     assert b'id="desk-findings"' not in other
-    built = (server.state.folder / page.strip("/") / "index.html").read_bytes()
-    assert b"desk-findings" not in built  # never in the files a build writes
+    assert server.state.pages is not None
+    built = server.state.pages.file(page.strip("/") + "/index.html")
+    assert built is not None and b"desk-findings" not in built  # never in a made file
     told = [line for line in lines if line.startswith("warning: ")]
     assert len(told) == 1 and gone in told[0]
     # (A change record with it: a new headline alone would be a silent edit's warning.)
     write_story(content, make_story(1, headline="Another save, of another file", corrections=[
         {"at": "2026-11-14T13:00:00Z", "text": "A new headline.", "kind": "update"}]))
-    assert server.rebuild("changed story 1", content_only=True) is not None
+    assert server.prepare("changed story 1") is not None
     assert [line for line in lines if line.startswith("warning: ")] == told  # not again
     write_story(content, make_story(2))  # fixed
-    assert server.rebuild("changed story 2", content_only=True) is not None
+    assert server.prepare("changed story 2") is not None
     _, _, fixed = raw_get(server, page)
     assert b'id="desk-findings"' not in fixed
 

@@ -1,35 +1,23 @@
 """desk serve's work kept between saves: each save that adds, edits, moves, withdraws,
-breaks and fixes a story gives what a build from nothing gives, byte for byte, and the
-checks across stories kept up to date find what a full check finds."""
+breaks and fixes a story gives, over HTTP, what a build from nothing gives, byte for
+byte, and the checks across stories kept up to date find what a full check finds."""
 
 from __future__ import annotations
 
-import json
-import re
-import shutil
-import threading
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import pytest
-from conftest import tree
 from picturegen import pictured_story
+from previews import built_site, served_site
 from storygen import REPO, make_corpus, make_story, write_draft, write_story, write_withdrawal
 
-from desk.build import keys
-from desk.build.ahead import pages_ahead
-from desk.build.cache import BuildCache, Session
+from desk.build.cache import Session
 from desk.build.inspection import inspect_content
-from desk.build.keys import KeyCache, KeyMaker
-from desk.build.pipeline import BuildReport, build
-from desk.build.target import FreshStaging
+from desk.build.pipeline import BuildReport
 from desk.config import Config, load_config
-from desk.content.catalog import Clock
-from desk.content.history import read_history_file
-from desk.render.context import Recall
-from desk.serve.server import DevServer, content_paths
+from desk.serve.server import DevServer
 
 NOW = datetime(2026, 11, 15, tzinfo=UTC)
 RELATED = "https://hangingcontext.com/stories/2026-11-14/story-number-{}/"
@@ -48,17 +36,19 @@ def _path(content: Path, n: int) -> Path:
     return next(content.rglob(f"story-number-{n}.json"))
 
 
-def saved(dev: DevServer, what: str, changed: list[Path]
-          ) -> tuple[BuildReport | None, dict[str, bytes]]:
-    """A batch of saves as desk serve handles it (DevServer.saved, step by step): the
-    saved stories' pages placed ahead when they can be, then the build; its report and
-    the bytes of each file placed ahead, by file, as they were served before the build."""
-    content = Path(dev._load(dev.base_url).content_dir)
-    named = content_paths([str(p) for p in changed], content.resolve(), content)
-    dev._session.changed = named[0]
-    dev.place_ahead(named[1])
-    placed = {name: (dev.state.folder / name).read_bytes() for name in dev.state.ahead or ()}
-    return dev.rebuild(what, content_only=True), placed
+def saved(dev: DevServer, what: str, changed: list[Path]) -> BuildReport | None:
+    """A batch of saves as desk serve takes it: prepared again, with the changed files
+    as the watcher names them."""
+    return dev.prepare(what, dev.content_changed([str(p) for p in changed]))
+
+
+def preview(content: Path, tmp_path: Path, now: datetime, **settings: object) -> DevServer:
+    """A preview of the content, serving."""
+    dev = DevServer(lambda base: _config(content, tmp_path, base, **settings),
+                    ("127.0.0.1", 0), now, False, lambda line: None)
+    dev._content = dev._content_folder()
+    dev.start()
+    return dev
 
 
 # Each step changes the content and returns the files it changed, as a watcher names them.
@@ -114,108 +104,22 @@ SAVES: list[tuple[str, Step]] = [
 def test_each_kind_of_save_equals_a_build_from_nothing(tmp_path: Path) -> None:
     content = tmp_path / "content"
     make_corpus(content, 30)
-    dev = DevServer(lambda base: _config(content, tmp_path, base), ("127.0.0.1", 0), NOW,
-                    False, lambda line: None)
-    dev.start()
-    ahead: dict[str, int] = {}  # the saves whose story's pages were placed ahead: files
+    dev = preview(content, tmp_path, NOW)
     try:
-        assert dev.rebuild("start") is not None
+        assert dev.prepare("start") is not None
         for what, step in SAVES:
-            changed = step(content)
-            report, placed = saved(dev, what, changed)
-            ahead.update({what: len(placed)} if placed else {})
+            report = saved(dev, what, step(content))
             assert report is not None
             broken = not report.ok
             assert broken == (what == "breaks"), (what, report.errors)
             if broken:
+                assert dev.state.errors
                 continue
-            history, _ = read_history_file(dev.state.folder / ".well-known/desk-urls.json")
             fresh = tmp_path / f"fresh-{what.replace(' ', '-')}"
             config = _config(content, tmp_path, dev.base_url)
-            assert build(config, Clock(NOW, drafts=True), FreshStaging(fresh),
-                         BuildCache(history=history)).ok
-            assert tree(dev.state.folder) == tree(fresh), what
-            for name, data in placed.items():  # what was shown before the build, too
-                assert (fresh / name).read_bytes() == data, (what, name)
+            assert served_site(dev) == built_site(config, NOW, fresh), what
     finally:
         dev.stop()
-    # Every other save here moves, removes or breaks a file (an edit's story is dated
-    # otherwise than the corpus's): only the new story is shown ahead of its build, its
-    # three files (see the next tests).
-    assert ahead == {"adds": 3}, ahead
-
-
-def test_a_new_story_is_shown_ahead_when_it_takes_nothing_new_from_the_others(
-        tmp_path: Path) -> None:
-    """A new story's own pages are shown moments after its save, before the lists
-    catch up, unless they take from the other stories what only the build knows: its
-    related stories, a newsroom that is not there yet, an id or URL another story had."""
-    content = tmp_path / "content"
-    make_corpus(content, 20)
-    dev = DevServer(lambda base: _config(content, tmp_path, base), ("127.0.0.1", 0), NOW,
-                    False, lambda line: None)
-    later = NOW + timedelta(days=1)
-    new_stories: list[tuple[str, Step, bool]] = [
-        ("new", _add(41), True),
-        ("new draft", lambda c: [write_draft(c, make_story(42))], True),
-        ("relates", _add(43, related=[{"url": RELATED.format(2), "headline": "Two"}]), False),
-        ("new newsroom", _add(44, newsroom="oceans"), False),
-        ("renamed newsroom", _add(45, newsroom_title="Machines"), False),
-        ("not out yet", _add(46, published_at=later), False),
-        ("an id taken", _add(47, id="10003"), False),
-        ("a URL moved away", _add(48, slug="story-number-5"), False),
-    ]
-    try:
-        assert dev.rebuild("start") is not None
-        moved = _edit(5, slug="moved-away")(content)  # its old URL now redirects
-        assert saved(dev, "moves", moved)[0] is not None
-        for what, step, ahead in new_stories:
-            report, placed = saved(dev, what, step(content))
-            assert report is not None
-            assert bool(placed) == ahead, what
-            history, _ = read_history_file(dev.state.folder / ".well-known/desk-urls.json")
-            fresh = tmp_path / f"fresh-{what.replace(' ', '-')}"
-            assert build(_config(content, tmp_path, dev.base_url), Clock(NOW, drafts=True),
-                         FreshStaging(fresh), BuildCache(history=history)).ok is report.ok
-            if report.ok:
-                assert tree(dev.state.folder) == tree(fresh), what
-            for name, data in placed.items():  # what was shown before the build, too
-                assert (fresh / name).read_bytes() == data, (what, name)
-    finally:
-        dev.stop()
-
-
-def test_a_new_story_the_build_would_not_publish_as_saved_is_not_shown_ahead(
-        tmp_path: Path) -> None:
-    """A new file the build does not read as a story, or whose URL or id another story
-    (a held one, or another file of the same save) claims, shows no page ahead: the
-    build would publish none there, or refuse."""
-    content = tmp_path / "content"
-    make_corpus(content, 12)
-    held = make_story(50, published_at=NOW + timedelta(hours=10))  # its URL dated NOW too
-    write_story(content, held)
-    dev = DevServer(lambda base: _config(content, tmp_path, base), ("127.0.0.1", 0), NOW,
-                    False, lambda line: None)
-    try:
-        assert dev.rebuild("start") is not None
-        ctx = dev._session.rendered
-    finally:
-        dev.stop()
-    good = write_story(content, make_story(51, published_at=NOW))
-    assert pages_ahead([str(good)], ctx) is not None  # as a control
-    good.unlink()
-
-    def saved_as(data: dict[str, object], where: Path) -> str:
-        where.parent.mkdir(parents=True, exist_ok=True)
-        where.write_text(json.dumps(data), encoding="utf-8")
-        return str(where)
-
-    outside = saved_as(make_story(52), content / "archive" / "story-52.json")
-    hidden = saved_as(make_story(53), content / "stories" / ".backup" / "story-53.json")
-    clashing = str(write_story(content, make_story(54, published_at=NOW, slug=held["slug"])))
-    twins = [str(write_story(content, make_story(55 + n, id="20000"))) for n in range(2)]
-    for paths in ([outside], [hidden], [clashing], twins):
-        assert pages_ahead(paths, ctx) is None, paths
 
 
 def _in_place(n: int, **changes: object) -> Step:
@@ -268,66 +172,42 @@ PAGED_SAVES: list[tuple[str, Step, int]] = [
 def test_each_save_of_a_paged_site_equals_a_build_from_nothing(tmp_path: Path) -> None:
     content = tmp_path / "content"
     make_corpus(content, 40)
-    now = [NOW - timedelta(hours=1)]
-    dev = DevServer(lambda base: _config(content, tmp_path, base, page_size=2, feed_size=3),
-                    ("127.0.0.1", 0), now[0], False, lambda line: None)
-    dev.start()
-    ahead: dict[str, int] = {}  # the saves whose story's pages were placed ahead: files
+    now = NOW - timedelta(hours=1)
+    dev = preview(content, tmp_path, now, page_size=2, feed_size=3)
     try:
-        assert dev.rebuild("start") is not None
+        assert dev.prepare("start") is not None
         for what, step, later in PAGED_SAVES:
-            now[0] += timedelta(minutes=later)
-            dev._now = now[0]
-            changed = step(content)
-            report, placed = saved(dev, what, changed)
-            ahead.update({what: len(placed)} if placed else {})
+            now += timedelta(minutes=later)
+            dev._now = now
+            report = saved(dev, what, step(content))
             assert report is not None
             assert report.ok == (what != "breaks"), (what, report.errors)
             if not report.ok:
                 continue
             assert bool(report.held) == (what == "adds one held"), what
-            history, _ = read_history_file(dev.state.folder / ".well-known/desk-urls.json")
             fresh = tmp_path / f"fresh-{what.replace(' ', '-')}"
             config = _config(content, tmp_path, dev.base_url, page_size=2, feed_size=3)
-            assert build(config, Clock(now[0], drafts=True), FreshStaging(fresh),
-                         BuildCache(history=history)).ok
-            assert tree(dev.state.folder) == tree(fresh), what
-            for name, data in placed.items():  # what was shown before the build, too
-                assert (fresh / name).read_bytes() == data, (what, name)
+            assert served_site(dev) == built_site(config, now, fresh), what
     finally:
         dev.stop()
-    assert ahead == {what: 3 for what in ("edits a headline", "edits an archived story",
-                                          "edits nothing shown", "changes when modified",
-                                          "adds one in a new edition",
-                                          "changes the related story",
-                                          "edits a story between",
-                                          "edits the draft")}, ahead
 
 
-def test_saves_on_a_site_with_pictures_are_made_from_the_last_catalog(tmp_path: Path) -> None:
-    # The catalog a build goes on with has its image files: the next save's is made in
-    # place from that very one, and carries what the stories' keys and groups allow; a
-    # draft left as it was is not among the stories it replaced.
+def test_saves_on_a_site_with_pictures_equal_a_build_from_nothing(tmp_path: Path) -> None:
+    # A picture's variants are made through their units, as the build makes them.
     content = tmp_path / "content"
     make_corpus(content, 6)
     write_story(content, pictured_story(20, content))
     write_draft(content, make_story(70, newsroom="climate"))  # the same record each save
-    dev = DevServer(lambda base: _config(content, tmp_path, base), ("127.0.0.1", 0), NOW,
-                    False, lambda line: None)
-    dev.start()
+    dev = preview(content, tmp_path, NOW)
     try:
-        assert dev.rebuild("start") is not None
+        assert dev.prepare("start") is not None
         for n in (1, 2):
-            report, _ = saved(dev, f"edits {n}", _in_place(n, headline=f"Edited {n}")(content))
+            report = saved(dev, f"edits {n}", _in_place(n, headline=f"Edited {n}")(content))
             assert report is not None and report.ok
-            made, recall = dev._session.cataloged, dev._session.recall
-            assert made is not None and made.base is not None and len(made.replaced) == 1
-            assert made.catalog is recall.keys_for and made.catalog.media
-            # The group the save touched is made anew, apart from what the recall kept.
-            newsroom = made.replaced[0].summary.newsroom
-            kept = {name for name in recall._values if isinstance(name, tuple)}
-            assert ("newsroom", newsroom) not in kept
-            assert ("newsroom", "artificial-intelligence") in kept  # no save touched it
+            site = served_site(dev)
+            assert any(name.endswith(".webp") for name in site)
+            assert site == built_site(_config(content, tmp_path, dev.base_url), NOW,
+                                      tmp_path / f"fresh-{n}")
     finally:
         dev.stop()
 
@@ -448,27 +328,6 @@ def test_grouped_rules_find_nothing_in_a_group_of_one(tmp_path: Path) -> None:
         assert all(list(rule([item], config)) == [] for item in (*stories, *pairs.values()))
 
 
-def test_site_ids_made_again_from_the_changed_units_equal_site_id() -> None:
-    import random
-
-    from desk.build.keys import SiteIds, site_id
-    from desk.build.records import UnitRecord
-
-    # Unit ids where one is the start of another sort differently as joined lines.
-    names = ["/n/climate/", "/n/climate/2/", "/n/climate-2/", "/feed.xml", "/feed.xml.x", "/"]
-    ids = SiteIds()
-    units: dict[str, UnitRecord] = {}
-    rng = random.Random(13)
-    for _ in range(400):
-        for _ in range(rng.randint(0, 4)):
-            unit = rng.choice(names) + rng.choice(["", "a/", "1/"])
-            if rng.random() < 0.3:
-                units.pop(unit, None)
-            else:
-                units[unit] = UnitRecord(rng.choice("abc"), ())
-        assert ids.site_id(dict(units)) == site_id({u: r.key for u, r in units.items()})
-
-
 def test_a_site_id_is_the_digest_of_its_parts_of_units() -> None:
     """A site id digests, in order, each part's digest of its units' lines in order: the
     units of a month's stories, of a month's editions, and the others, as a large site's
@@ -533,142 +392,3 @@ def test_a_ledger_makes_again_the_digests_of_the_parts_it_touched_only() -> None
     ledger = Ledger(previous, Keeper(), stale)
     ledger.carry_many(list(previous))
     assert ledger.site_id(ledger.changes())[0] != site_id({u: r.key for u, r in previous.items()})
-
-
-def test_saves_in_quick_succession_are_shown_ahead_and_end_as_a_build_from_nothing(
-        tmp_path: Path) -> None:
-    """Saves that come while the last one's build runs: each story's page is shown ahead
-    of its build, no build puts back an older version of a page placed ahead (the reload
-    channel never tells a page to show an older headline), and once the builds are done
-    the site is what a build from nothing makes."""
-    from test_serve import events
-
-    content = tmp_path / "content"
-    make_corpus(content, 300)  # builds long enough for saves to come while they run
-    lines: list[str] = []
-    dev = DevServer(lambda base: _config(content, tmp_path, base), ("127.0.0.1", 0), NOW,
-                    False, lines.append)
-    assert dev.rebuild("start") is not None
-    dev.start()
-    watching = threading.Event()
-    watcher = threading.Thread(target=dev.watch, args=(watching.set,), daemon=True)
-    watcher.start()
-    try:
-        assert watching.wait(60)
-        channel = events(dev)
-        next(channel)
-        page = dev.state.folder / "stories/2026-11-10/story-number-3/index.html"
-        shown = []
-        for n in range(6):  # each saved once the last is shown: while its build runs
-            write_story(content, {**make_story(3, **_placed(3)), "headline": f"Version {n}"})
-            while not shown or shown[-1] != n:
-                message = next(channel)
-                shown.append(_version(page.read_bytes()))
-        # The last event read may already be the last build's (a page placed ahead and
-        # its build published between two reads of the channel are one event): look
-        # first, then wait for the next event only while the site is not yet the same.
-        fresh = tmp_path / "fresh"
-        while True:
-            if dev.state.ahead is None:
-                shutil.rmtree(fresh, ignore_errors=True)
-                assert build(_config(content, tmp_path, dev.base_url),
-                             Clock(NOW, drafts=True), FreshStaging(fresh), BuildCache()).ok
-                if tree(dev.state.folder) == tree(fresh):
-                    break
-            message = next(channel)
-            shown.append(_version(page.read_bytes()))
-        assert shown == sorted(shown), (shown, message)  # never an older version again
-    finally:
-        dev.stop()
-
-
-def _placed(n: int) -> dict[str, object]:
-    return {"newsroom": ("artificial-intelligence", "climate", "markets")[n % 3],
-            "published_at": datetime(2026, 11, 10, 6, 0, tzinfo=UTC) + timedelta(minutes=17 * n)}
-
-
-def _version(page: bytes) -> int:
-    found = re.search(rb"Version (\d)", page)
-    return int(found.group(1)) if found else -1
-
-
-def test_a_page_placed_ahead_while_a_build_runs_is_left_as_it_is(tmp_path: Path) -> None:
-    """The build that was running when a newer save's page was placed ahead rendered the
-    older version: it leaves the page as it is, and its state forgets the page's unit so
-    the next build renders it (LiveFolder, place_ahead, SavedState.forget_units)."""
-    from desk.build.records import UnitRecord
-    from desk.build.state import SavedState
-    from desk.build.writer import MARKER, Known, LiveFolder, place_ahead
-    from desk.render import Output
-
-    folder = tmp_path / "site"
-    folder.mkdir()
-    (folder / MARKER).write_text("desk\nsite-id: before\n", encoding="utf-8")
-    (folder / "a.html").write_bytes(b"the last build's")
-    lock, known = threading.Lock(), Known()
-    writer = LiveFolder(folder, lock, {"a.html"}, known=known)
-    writer.write([Output("/a.html", b"an older save's"), Output("/b.html", b"new")])
-    had, files = place_ahead(folder, lock, [Output("/a.html", b"the newest save's")], known)
-    assert (had, files) == ("before", ("a.html",))
-    writer.swap_in("after")
-    assert (folder / "a.html").read_bytes() == b"the newest save's"
-    assert (folder / "b.html").read_bytes() == b"new" and "a.html" not in known.replaced
-    state = SavedState(site_id="after", units={
-        "/a/": UnitRecord.of("/a/", "k", ("a.html",)), "/b/": UnitRecord.of("/b/", "k", ("b.html",))})
-    state.forget_units({"/a/"})
-    assert list(state.units) == ["/b/"]
-
-
-def test_what_a_preview_keeps_between_saves_outgrows_no_bound_a_site_needs(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    """A site whose builds ask for more values than the fixed bound keeps them from one
-    save to the next (at 100,000 stories they were forgotten at every save), and so do
-    saves that ask for few (they carry the groups they leave as they were); values no
-    build asks for any more are forgotten once the kept outnumber twice the most a
-    build asked for, and story keys once they outnumber twice the stories last told."""
-    monkeypatch.setattr(Recall, "MAX_KEPT", 10)
-    recall, made = Recall(), []
-
-    def ask(names: range) -> None:
-        recall.start("site")
-        for n in names:
-            recall.value(n, n, lambda n=n: made.append(n))
-            recall.line(f"/{n}/", NOW, lambda path, _: path)
-
-    ask(range(30))
-    ask(range(30))
-    assert len(made) == 30  # the second build made none again
-    for _ in range(4):
-        ask(range(2))  # saves that ask for a few
-    ask(range(30))
-    assert len(made) == 30  # none forgotten meanwhile
-    ask(range(100, 130))  # the pages of the first builds are gone
-    ask(range(200, 230))  # and those of the build before
-    ask(range(200, 230))  # theirs outnumber twice the most asked for: all forgotten
-    assert len(made) == 120
-    assert len(recall._values) + len(recall._lines) == 60
-    recall.story_keys = {f"/s/{n}/": recall.story_keys.get("") for n in range(11)}
-    recall.start("site")  # told for no catalog, more than the bound: forgotten
-    assert recall.story_keys == {} and recall._values == {}
-
-
-def test_unit_keys_a_preview_keeps_outgrow_no_bound_a_site_needs(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    """The same for unit keys: none made twice while a build asks for more than the fixed
-    bound (they were cleared in the middle of such a build), and the stale forgotten."""
-    monkeypatch.setattr(KeyMaker, "MAX_CACHED", 10)
-    cache, made = KeyCache(), []
-    monkeypatch.setattr(keys, "Digester", lambda site: lambda *parts: made.append(parts)
-                        or str(parts))
-
-    def build_keys(names: range) -> None:
-        maker = KeyMaker("site", cache)
-        for n in names:
-            maker.key((str(n),), recurring=True)
-
-    build_keys(range(30))
-    build_keys(range(30))
-    assert len(made) == 30
-    build_keys(range(100, 105))
-    build_keys(range(100, 105))
-    assert len(made) == 40 and len(cache.keys) == 5

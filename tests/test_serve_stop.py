@@ -1,6 +1,7 @@
-"""How `desk serve` stops: SIGTERM and SIGHUP as cleanly as Ctrl-C, a killed preview's
-leftovers cleared by the next one, one preview folder per site whatever happened, and a
-browser tab closed mid-response is no error. Real processes."""
+"""How `desk serve` stops: SIGTERM and SIGHUP as cleanly as Ctrl-C, one preview folder
+per site holding its index alone whatever happened, an older preview's site deleted by
+a process of its own, and a browser tab closed mid-response is no error. Real
+processes."""
 
 from __future__ import annotations
 
@@ -26,9 +27,7 @@ STOPS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGKILL)
 
 
 def start_preview(root: Path, temp: Path) -> tuple[subprocess.Popen[str], list[str]]:
-    """`desk serve` in root, once its first build has ended (it serves from before: while
-    a start's build renders, or a resumed preview's builds); the lines it printed (kept
-    being read)."""
+    """`desk serve` in root, once it serves; the lines it printed (kept being read)."""
     env = {**os.environ, "TMPDIR": str(temp)}
     process = subprocess.Popen(
         [sys.executable, "-m", "desk", "serve", "--port", "0", "--now", NOW],
@@ -37,10 +36,9 @@ def start_preview(root: Path, temp: Path) -> tuple[subprocess.Popen[str], list[s
     lines: list[str] = []
     for line in process.stderr:  # blocks on the server's own output
         lines.append(line)
-        if line.startswith(("start: ", "resumed: ")):
+        if line.startswith("Serving "):
             break
-    assert any(line.startswith("Serving ") for line in lines), lines
-    assert lines[-1].startswith(("start: built ", "resumed: built ")), lines
+    assert any(line.startswith("start: built ") for line in lines), lines
     stream = process.stderr
     threading.Thread(target=lambda: lines.extend(stream), daemon=True).start()
     return process, lines
@@ -69,11 +67,11 @@ def test_ten_previews_stopped_every_way_leave_one_preview_folder(tmp_path: Path)
             assert "Traceback" not in "".join(lines), lines
         assert [p.name for p in cache.iterdir() if p.is_dir()] == [PREVIEW]
         assert list(temp.iterdir()) == []  # nothing in the temporary folder
-        site = cache / PREVIEW / "site"
-        assert (site / "index.html").is_file()
-    # What the killed ones left was cleared by the next: one site and its cache.
-    kept = {p.name for p in (cache / PREVIEW).iterdir()}
-    assert kept <= {"site", "cache", "trash", ".preview.lock", "resume.json"}, kept
+        # Its index, the templates' compiled code, the lock: no site.
+        kept = {p.name for p in (cache / PREVIEW).iterdir()}
+        assert {n for n in kept if n.endswith(".sqlite")} and not {"site", "trash"} & kept
+        assert kept <= {"templates", ".preview.lock"} | {n for n in kept
+                                                          if n.startswith("index-")}, kept
 
 
 def test_a_stop_signal_whose_interrupt_python_drops_still_stops_the_preview(
@@ -95,40 +93,40 @@ def test_a_stop_signal_whose_interrupt_python_drops_still_stops_the_preview(
         dev.stop()
 
 
-def test_a_second_preview_of_a_site_works_in_a_folder_of_its_own(tmp_path: Path) -> None:
-    first = PreviewFolder(tmp_path)
-    second = PreviewFolder(tmp_path)
-    try:
-        assert first.shared and first.path == tmp_path / PREVIEW
-        assert not second.shared and second.path.is_dir()
-        assert not second.path.is_relative_to(tmp_path)
-    finally:
-        second.close()
-        first.close()
-    assert not second.path.exists()  # its own folder goes with it
-    assert first.path.is_dir()  # the site's stays, for the next preview
-    again = PreviewFolder(tmp_path)
-    assert again.shared
-    again.close()
-
-
-
-def test_a_dead_previews_leftovers_are_deleted_by_a_process_of_their_own(
+def test_previews_of_a_site_share_its_folder_and_a_temporary_one_goes(
         tmp_path: Path) -> None:
-    """A whole site thrown away is deleted away from the preview's interpreter (a thread
-    of it took the preview's start from it), even once the preview has stopped."""
-    left = tmp_path / PREVIEW / "desk-build-leftover"
+    first, second = PreviewFolder(tmp_path), PreviewFolder(tmp_path)
+    unreadable = PreviewFolder(None)  # settings that cannot be read: a folder of its own
+    try:
+        assert first.path == second.path == tmp_path / PREVIEW
+        assert first.index == second.index and "8" not in first.index.name
+        assert first.shared and not unreadable.shared
+        assert not unreadable.path.is_relative_to(tmp_path)
+        with first.writing():
+            pass
+    finally:
+        for folder in (first, second, unreadable):
+            folder.close()
+    assert not unreadable.path.exists()  # its own folder goes with it
+    assert first.path.is_dir()  # the site's stays, for the next preview
+
+
+def test_an_older_previews_site_is_deleted_by_a_process_of_its_own(tmp_path: Path) -> None:
+    """What a preview of an older desk left (a whole site, its cache, its record) is
+    deleted away from the preview's interpreter, even once the preview has stopped."""
+    left = tmp_path / PREVIEW / "site"
     for n in range(50):
         (left / f"d{n}").mkdir(parents=True)
         (left / f"d{n}" / "index.html").write_text("old")
-    (tmp_path / PREVIEW / "stray-file").write_text("old")
+    (tmp_path / PREVIEW / "cache").mkdir()
+    (tmp_path / PREVIEW / "resume.json").write_text("{}")
+    (tmp_path / PREVIEW / "index-0123456789ab.sqlite").write_text("kept")
     folder = PreviewFolder(tmp_path)
     folder.close()  # the deletion goes on without the preview
     emptying = folder.emptying
     assert emptying is not None and emptying.pid != os.getpid()
     assert emptying.wait(timeout=60) == 0
-    assert list((tmp_path / PREVIEW / "trash").iterdir()) == []
-    assert {p.name for p in (tmp_path / PREVIEW).iterdir()} == {"trash", ".preview.lock"}
+    assert {p.name for p in (tmp_path / PREVIEW).iterdir()} == {"index-0123456789ab.sqlite"}
 
 
 @pytest.mark.parametrize("error", [BrokenPipeError, ConnectionResetError])

@@ -20,8 +20,8 @@ Two parts, kept apart:
     the rest it is not a cache but the site's memory, which the site carries too (its
     desk-urls.json): `recall_history` says which copy a build starts from.
 - **session** (`Session`), kept in memory by a long-running process (desk serve) and
-  never saved: the template environment, feed entries, unit keys, the files of the
-  live folder, the findings across stories, the content's file lists.
+  never saved: the template environment, the findings across stories, the content's
+  file lists, the stories' text digests.
 
 The saved state is tied to one output folder by the site id in its marker; state that
 does not match the folder on disk is ignored, and a build without any cache is always
@@ -35,12 +35,11 @@ import hashlib
 import os
 import threading
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from desk.build.keys import KeyCache, SiteIds
 from desk.build.records import FileRecord, Stat, file_stat, git_may_vouch
 from desk.build.state import SUFFIX, SavedState, read_state, write_state
 from desk.build.survey import EarlySurvey, Survey
@@ -51,8 +50,6 @@ from desk.content.gitblobs import CleanFiles, GitListing, blob_id
 from desk.content.history import UrlHistory, read_history_file
 from desk.content.listing import ContentListing
 from desk.content.loader import LoadedStory, content_files
-from desk.content.recatalog import Cataloged
-from desk.render.context import Recall, RenderContext
 from desk.urls import URL_HISTORY, relative_file
 
 Inspected = tuple[LoadedStory | None, tuple[Finding, ...]]
@@ -60,56 +57,25 @@ Inspected = tuple[LoadedStory | None, tuple[Finding, ...]]
 
 @dataclass
 class Session:
-    """What a long-running process (desk serve) caches between builds; never saved."""
+    """What a long-running process (desk serve) keeps between the preparations of its
+    saves, so that a save reads only the files it changed; never saved."""
 
     environment: tuple[str, Any] | None = None  # (what it was made from, the environment)
-    feed_entries: dict[str, Any] = field(default_factory=dict)  # by story key
-    keys: KeyCache = field(default_factory=KeyCache)
-    present: set[str] = field(default_factory=set)  # files of the live folder
-    # The files the watcher saw change since the last build (None: not known, so every
-    # file's stat is taken); the others are recalled without touching the disk.
+    # The files the watcher saw change since the last preparation (None: not known, so
+    # every file's stat is taken); the others are recalled without touching the disk.
     changed: set[str] | None = None
     # The checks across stories, kept up to date for the stories that changed.
     across: KeptChecks = field(default_factory=KeptChecks.kept)
     # The content's file lists, kept up to date from `changed`.
     listing: ContentListing = field(default_factory=ContentListing)
-    # By path, each valid draft's record as inspected and as marked a draft.
-    drafts: dict[str, tuple[LoadedStory, LoadedStory]] = field(default_factory=dict)
-    # The last catalog and what it was made from: a save's is made from it
-    # (desk.content.recatalog) rather than by grouping and ordering every story again.
-    cataloged: Cataloged | None = None
-    # What the pages around the stories were made from, and what it made.
-    recall: Recall = field(default_factory=Recall)
-    # The ids of the sites built, made from the units that changed.
-    site_ids: SiteIds = field(default_factory=SiteIds)
-    # The render context of the last build to have made its catalog: a saved story's own
-    # pages are rendered with it ahead of the next build (desk.build.ahead), even while
-    # that build still renders (its readers wait in rendered_within).
-    rendered: RenderContext | None = None
-    _told: threading.Condition = field(default_factory=threading.Condition, repr=False)
-    # Called once, from the build, with the next render context told (desk serve's
-    # start: it serves from then on, making pages on demand until that build ends).
-    on_rendered: Callable[[RenderContext], None] | None = None
-    # Held while a build forks a worker, and by the server's threads while they use what
-    # a worker gets a copy of (the render context, to make a page on demand; the error
-    # stream): a worker never inherits a lock one of them held half-way, so a build keeps
-    # its workers while the process serves.
+    # Each story's text digest by path, with the digest of the file it was read from: the
+    # records of last publish are made for every story the site's build has not
+    # published, on every save (desk.content.edits.publish_records).
+    texts: dict[str, tuple[str, str]] = field(default_factory=dict)
+    # Held while a process forks a worker, and by the server's threads while they use
+    # what a worker gets a copy of (the render context, to make a page; the error
+    # stream): a worker never inherits a lock one of them held half-way.
     fork_gate: threading.Lock = field(default_factory=threading.Lock, repr=False)
-
-    def tell_rendered(self, ctx: RenderContext) -> None:
-        """Keep a build's render context, as soon as its catalog is made."""
-        with self._told:
-            self.rendered = ctx
-            self._told.notify_all()
-        call, self.on_rendered = self.on_rendered, None
-        if call is not None:
-            call(ctx)
-
-    def rendered_within(self, timeout: float) -> RenderContext | None:
-        """The render context kept, waiting up to `timeout` for a build to make one."""
-        with self._told:
-            self._told.wait_for(lambda: self.rendered is not None, timeout)
-            return self.rendered
 
 
 @dataclass

@@ -103,7 +103,7 @@ def inspect_content(config: Config, cache: InspectionCache | None = None,
     results = _inspect_files(paths + draft_paths, config, cache, jobs, (parsed, texts),
                              session.fork_gate if session is not None else None)
     stories = _valid(paths, results, findings)
-    drafts = _as_drafts(_valid(draft_paths, results, draft_findings), session)
+    drafts = _as_drafts(_valid(draft_paths, results, draft_findings))
     kept = session.across if session is not None else KeptChecks(check_across, check_across)
     findings += kept.stories(stories, config)
     if drafts:  # checked with the stories, so a draft may not take a story's URL or id
@@ -146,17 +146,9 @@ def _valid(paths: list[str], results: dict[str, Inspected],
     return loaded
 
 
-def _as_drafts(items: list[LoadedStory], session: Session | None) -> list[LoadedStory]:
-    """The valid drafts, each marked as one: in a long-running process, the very record
-    of the last build while its file's is the same, as a story's is (a save's catalog is
-    made from the last one where the stories are the same: desk.content.recatalog)."""
-    if session is None:
-        return [replace(item, draft=True) for item in items]
-    last = session.drafts
-    session.drafts = {item.path: found if (found := last.get(item.path)) is not None
-                      and found[0] is item else (item, replace(item, draft=True))
-                      for item in items}
-    return [session.drafts[item.path][1] for item in items]
+def _as_drafts(items: list[LoadedStory]) -> list[LoadedStory]:
+    """The valid drafts, each marked as one."""
+    return [replace(item, draft=True) for item in items]
 
 
 def _withdrawals(content: Path, findings: list[Finding]) -> tuple[LoadedWithdrawal, ...]:

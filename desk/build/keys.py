@@ -19,11 +19,9 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Collection, Iterable, Mapping
-from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Protocol
 
 from desk import urls
 from desk.config import Config
@@ -93,53 +91,22 @@ def templates_fingerprint(site_templates: Path) -> str:
     return digest(*(folder_fingerprint(f) for f in folders))
 
 
-@dataclass
-class KeyCache:
-    """Unit keys a long-running process (desk serve) keeps between builds, and the site
-    key they were made with: most keys of a large site are the same from one save to the
-    next. `asked`: how many keys the last build asked for."""
-
-    site: str = ""
-    keys: dict[tuple[str, ...], str] = field(default_factory=dict)
-    asked: int = 0
-
-
 class KeyMaker:
-    """Makes unit keys from a site key and a unit's declared inputs (`cache`: see
-    KeyCache)."""
+    """Makes unit keys from a site key and a unit's declared inputs."""
 
-    # Keys cached at most, before starting afresh at a build's start: this many, or
-    # twice as many as the last build asked for, whichever is more (a site of 150,000
-    # stories asks for about 230,000 on every build).
-    MAX_CACHED = 200_000
-
-    def __init__(self, site: str, cache: KeyCache | None = None) -> None:
+    def __init__(self, site: str) -> None:
         self.site = site
         self._digest = Digester(site)
-        if cache is not None:
-            if cache.site != site or len(cache.keys) > max(self.MAX_CACHED, 2 * cache.asked):
-                # Keys made for another site key are no use; most of too many are stale.
-                cache.site, cache.keys = site, {}
-            cache.asked = 0
-        self._cache = cache
 
-    def key(self, inputs: tuple[str, ...], recurring: bool = False) -> str:
-        """The key of a unit with these inputs (`recurring`: short inputs that recur from
-        build to build, worth caching)."""
-        cache = self._cache
-        if cache is None or not recurring:
-            return self._digest(*inputs)
-        cache.asked += 1
-        found = cache.keys.get(inputs)
-        if found is None:
-            found = cache.keys[inputs] = self._digest(*inputs)
-        return found
+    def key(self, inputs: tuple[str, ...]) -> str:
+        """The key of a unit with these inputs."""
+        return self._digest(*inputs)
 
 
 def site_id(unit_keys: Mapping[str, str]) -> str:
     """A deterministic id of a built site (same input, same id), from each unit's key: the
     digest of its parts' digests (see site_parts), so that a build that changed a few
-    units makes again only the digests of their parts (Ledger.site_id, SiteIds)."""
+    units makes again only the digests of their parts (Ledger.site_id)."""
     return parts_id(site_parts(unit_keys))
 
 
@@ -191,33 +158,3 @@ def units_by_part(units: Iterable[str], only: Collection[str] | None = None
 def _site_part(unit: str, key: str) -> str:
     """A unit's part of what a site id is made from."""
     return f"{unit}={key}"
-
-
-class Keyed(Protocol):
-    """A unit's record, as far as the site id reads it."""
-
-    @property
-    def key(self) -> str: ...
-
-
-class SiteIds:
-    """`site_id` of one site after another, for a long-running process (desk serve): the
-    digests of the parts of the units that changed since the last call are made again
-    (a save changes a few units of tens of thousands)."""
-
-    def __init__(self) -> None:
-        self._keys: dict[str, str] = {}
-        self._parts: dict[str, str] = {}  # each part's digest (see site_parts)
-
-    def site_id(self, units: Mapping[str, Keyed]) -> str:
-        """What `site_id({unit: record.key for unit, record in units.items()})` gives."""
-        keys = self._keys
-        changed = [unit for unit, record in units.items() if keys.get(unit) != record.key]
-        gone = keys.keys() - units.keys()
-        for unit in gone:
-            del keys[unit]
-        for unit in changed:
-            keys[unit] = units[unit].key
-        if changed or gone:
-            self._parts = parts_after(self._parts, keys, [*changed, *gone])
-        return parts_id(self._parts)

@@ -1,7 +1,8 @@
 """`desk build`: inspect → catalog → render → write → search → swap, top to bottom.
 
-`desk serve` calls the same build() with its own target and an in-process cache; there
-is no second path. Walking one story through:
+`desk serve` runs the same first half (prepare: inspect → catalog → render context and
+unit keys) and renders each file a browser asks for with the same renderers; there is
+no second path. Walking one story through:
 
 1. desk.build.inspection loads its file (desk.content.loader) and checks it
    (desk.content.checks) into a LoadedStory (a small summary), unless the cache knows the
@@ -54,26 +55,25 @@ from desk.build.state import UnitChanges, search_copies
 from desk.build.target import ChangesOnly, RecycledSpare, Target, open_writer
 from desk.build.writer import LastSiteIncomplete, SiteWriter, WriteError
 from desk.config import Config
-from desk.content.catalog import Catalog, Clock, Content, Group, Notice
+from desk.content.catalog import Catalog, Clock, Content, Group, Notice, build_catalog
 from desk.content.digests import digest
 from desk.content.edits import publish_records
 from desk.content.findings import Finding, sort_findings
 from desk.content.gitblobs import clean_blobs
 from desk.content.history import Redirect, UrlHistory
-from desk.content.loader import ContentChanged, LoadedStory, ParsedStory, Summary
+from desk.content.loader import ContentChanged, LoadedStory, ParsedStory
 from desk.content.media import BrokenImage, MediaProbe, is_local, local_refs, probe_media
 from desk.content.prose import Prose
-from desk.content.recatalog import catalog_after
 from desk.render import Output
 from desk.render.assets import Asset, collect_assets
 from desk.render.compiled import COMPILED_TEMPLATES, CompiledTemplates
-from desk.render.context import CarriedUnits, Recall, RenderContext, StoryResults, Unit, Units
+from desk.render.context import CarriedUnits, RenderContext, StoryResults, Unit, Units
 from desk.render.feeds import feed_members
 from desk.render.since import since_last
 from desk.render.site import site_units
 from desk.render.story import RenderedStory, Wanted, render_story_unit
 from desk.render.templates import make_environment, site_context, template_finding
-from desk.render.view import related_target, story_page_inputs
+from desk.render.view import story_page_inputs
 from desk.search.index import Indexed, Indexing, Pages, start_search
 
 Progress = Callable[[int, int], None]
@@ -164,8 +164,7 @@ def build(
     read = {"state": cache.read_seconds} if cache.read_seconds is not None else {}
     cache.read_seconds = None  # told once: desk serve builds from it again and again
     jobs = jobs if fork_safe() else 1  # workers are forked: only where that is safe
-    workers = Workers(jobs, progress, cache.session.fork_gate if cache.session is not None
-                      else nullcontext())
+    workers = Workers(jobs, progress)
     with collector_paused():
         try:
             report = _build(config, clock, target, cache, workers)
@@ -176,23 +175,74 @@ def build(
     return replace(report, timings={**read, **report.timings})
 
 
-def _build(config: Config, clock: Clock, target: Target, cache: BuildCache,
-           workers: Workers) -> BuildReport:
-    timer = Timer()
-    sorted_out, parsed, findings, history, (replaced, texts) = _published(
-        config, clock, target, cache, workers.jobs)
+@dataclass(frozen=True)
+class Prepared:
+    """The first half of a build (prepare): what it publishes, the render context every
+    renderer reads and the unit keys. `desk build` renders from it, `desk serve` renders
+    from it only the files a browser asks for."""
+
+    catalog: Catalog
+    ctx: RenderContext  # with the stories parsed on the way
+    keys: KeyMaker
+    assets: tuple[Asset, ...]
+    findings: tuple[Finding, ...]  # the warnings
+    sorted_out: HoldBack
+    # The last versions of the stories whose files changed or went (None: not known).
+    replaced: tuple[LoadedStory, ...] | None
+
+
+def prepare(config: Config, clock: Clock, cache: BuildCache, site: Path | ChangesOnly,
+            jobs: int = 1, timer: Timer | None = None) -> Prepared | BuildReport:
+    """inspect → hold back → catalog → render context and unit keys, incremental through
+    the saved index (`site`: the output folder, or the changes-only target whose live
+    site held stories stand in from); the report of a refused build when it cannot go
+    on. Nothing is written."""
+    timer = timer or Timer()
+    sorted_out, parsed, found, history, (replaced, texts) = _published(
+        config, clock, site, cache, jobs)
     timer.lap("load")
     if sorted_out is None:
-        return BuildReport(False, tuple(findings), timings=timer.timings)
+        return BuildReport(False, tuple(found), timings=timer.timings)
     held = sorted_out.held
-    if any(f.is_error for f in findings):
-        return BuildReport(False, _with_held(findings, held), timings=timer.timings)
+    if any(f.is_error for f in found):
+        return BuildReport(False, _with_held(found, held), timings=timer.timings)
     catalog, problems = _catalog(sorted_out.content, config, clock, history, cache,
                                  (texts, parsed))
     timer.lap("catalog")
+    findings = [*problems, *found]
     if any(p.is_error for p in problems):  # an image file that cannot be published
-        return BuildReport(False, _with_held([*problems, *findings], held), timings=timer.timings)
-    findings += problems  # warnings (an image's EXIF data that Pillow cannot read)
+        return BuildReport(False, _with_held(findings, held), timings=timer.timings)
+    assets = collect_assets(config.static_dir)
+    try:
+        ctx, keys = _prepared(render_context(catalog, config, clock, cache.session, assets,
+                                             cache.file and cache.file.parent),
+                              assets, cache.session, parsed)
+    except Exception as exc:
+        failure = describe_failure(exc, config.templates_dir)
+        if failure is None:
+            raise
+        return BuildReport(False, _with_held([failure, *findings], held),
+                           timings=timer.timings)
+    return Prepared(catalog, ctx, keys, assets, tuple(findings), sorted_out, replaced)
+
+
+def _build(config: Config, clock: Clock, target: Target, cache: BuildCache,
+           workers: Workers) -> BuildReport:
+    timer = Timer()
+    prepared = prepare(config, clock, cache,
+                       target if isinstance(target, ChangesOnly) else target.out_dir,
+                       workers.jobs, timer)
+    if isinstance(prepared, BuildReport):
+        return prepared
+    return _render_and_write(prepared, target, cache, workers, timer)
+
+
+def _render_and_write(prepared: Prepared, target: Target, cache: BuildCache,
+                      workers: Workers, timer: Timer) -> BuildReport:
+    """The second half of a build: every stale unit rendered and written, the search
+    index, the swap, the index saved."""
+    catalog, config, held = prepared.catalog, prepared.ctx.config, prepared.sorted_out.held
+    findings = list(prepared.findings)
     try:
         writer = open_writer(target, cache.state.spare, cache.state.site())
     except (WriteError, OSError) as exc:
@@ -202,23 +252,19 @@ def _build(config: Config, clock: Clock, target: Target, cache: BuildCache,
     ledger = Ledger(cache.state.units_of(writer.previous_id), writer,
                     cache.state.parts_of(writer.previous_id))
     try:
-        assets = collect_assets(config.static_dir)
-        ctx, keys = _prepared(render_context(catalog, config, clock, cache.session, assets,
-                                             cache.file and cache.file.parent),
-                              assets, cache.session, parsed)
-        if cache.session is not None:  # not the parsed stories: a start may have many
-            cache.session.tell_rendered(replace(ctx, parsed={}))
-        left = _left(replaced, sorted_out.content, catalog, ledger)
-        plan = Plan(keys, ledger, writer, sorted_out.stand_ins, _changed_since(cache.session, left),
-                    _settled(cache, catalog, ledger, left, config, _keyed_under(keys, catalog)))
-        indexed = _render_and_index(ctx, plan, assets, (cache, workers), timer)
+        left = _left(prepared.replaced, prepared.sorted_out.content, catalog, ledger)
+        plan = Plan(prepared.keys, ledger, writer, prepared.sorted_out.stand_ins, left,
+                    _settled(cache, catalog, ledger, left, config,
+                             _keyed_under(prepared.keys, catalog)))
+        indexed = _render_and_index(prepared.ctx, plan, prepared.assets, (cache, workers),
+                                    timer)
         findings += indexed.findings
         changes = ledger.changes()  # for the site id and the state's difference alike
-        site_id, parts = _site_id(ledger, changes, cache.session)
+        site_id, parts = ledger.site_id(changes)
         writer.swap_in(site_id)
         timer.lap("write")
     except BaseException as exc:
-        _discard(writer, cache.session)
+        writer.discard()
         if isinstance(exc, LastSiteIncomplete) and ledger.reused:
             raise
         failure = build_failure(exc, config, target.out_dir)
@@ -273,12 +319,7 @@ def _settled(cache: BuildCache, catalog: Catalog, ledger: Ledger,
     the held pages'), with no image file (which may change apart from it) and no related
     link that may lead to a story whose page, or whether it has one, may differ from the
     last build's. None: not known."""
-    state, session = cache.state, cache.session
-    # A long-running process recalls the keys it made (see story_key): only its first
-    # build, which has none yet, carries them so (see _recall_carried); its saves carry
-    # those its recall holds good without a look at the catalog (_standing).
-    if session is not None and session.recall.story_keys:
-        return _standing(session)
+    state = cache.state
     if left is None or state.keyed_under != keyed_under:
         return None
     records, held = state.inspected, frozenset(state.held)
@@ -337,18 +378,19 @@ def _catalog(content: Content, config: Config, clock: Clock, history: UrlHistory
              cache: BuildCache,
              read: tuple[Mapping[str, tuple[str, str]], Mapping[str, ParsedStory]]
              ) -> tuple[Catalog, list[Finding]]:
-    """The catalog and its image files (see _with_media); a long-running process makes it
-    from its last one where it can (desk.content.recatalog) and keeps it. The URL history
-    after it records each story this build publishes (`read`: the texts and stories read
-    on the way, desk.content.edits.publish_records)."""
+    """The catalog and its image files (see _with_media). The URL history after it
+    records each story this build publishes (`read`: the texts and stories read on the
+    way, desk.content.edits.publish_records)."""
     session = cache.session
-    made = catalog_after(session.cataloged if session is not None else None, content, config,
-                         clock, history)
-    catalog, problems = _with_media(made.catalog, config, cache)
+    catalog, problems = _with_media(build_catalog(content, config, clock, history), config,
+                                    cache)
+    texts, parsed = read
+    kept = session.texts if session is not None else None
+    if kept is not None:  # a preview's text digests, read once (its history is the site's)
+        kept.update(texts)
+        texts = kept
     catalog = replace(catalog, history=publish_records(catalog.history, catalog.published,
-                                                       *read))
-    if session is not None:  # the very catalog this build goes on with (see _standing)
-        session.cataloged = replace(made, catalog=catalog)
+                                                       texts, parsed, kept))
     return catalog, problems
 
 
@@ -397,33 +439,8 @@ def _prepared(ctx: RenderContext, assets: tuple[Asset, ...], session: Session | 
     """The render context with what this build parsed and recalls, and the unit keys."""
     # Every page shows the site values (the newsroom's pages in the navigation, the
     # policies in the JSON-LD): they are part of every key.
-    keys = KeyMaker(site_key(ctx.config, (a.path for a in assets), repr(ctx.site)),
-                    session.keys if session is not None else None)
-    return replace(ctx, parsed=parsed, recall=_recall(session, keys.site)), keys
-
-
-def _recall(session: Session | None, site: str) -> Recall | None:
-    """What a long-running process kept of its last build under this site key, if any."""
-    if session is None:
-        return None
-    session.recall.start(site)
-    return session.recall
-
-
-def _discard(writer: SiteWriter, session: Session | None) -> None:
-    """Forget what a failed build staged, and what it made to be kept."""
-    writer.discard()
-    if session is not None:
-        session.recall.forget()  # what it kept may not be what the site holds
-
-
-def _site_id(ledger: Ledger, changes: UnitChanges, session: Session | None
-             ) -> tuple[str, dict[str, str] | None]:
-    """The id of what was built, with its units' parts' digests (see keys.site_parts);
-    a long-running process keeps its own (SiteIds)."""
-    if session is not None:
-        return session.site_ids.site_id(ledger.units), None
-    return ledger.site_id(changes)
+    keys = KeyMaker(site_key(ctx.config, (a.path for a in assets), repr(ctx.site)))
+    return replace(ctx, parsed=parsed), keys
 
 
 def _render_and_index(ctx: RenderContext, plan: Plan, assets: tuple[Asset, ...],
@@ -431,14 +448,10 @@ def _render_and_index(ctx: RenderContext, plan: Plan, assets: tuple[Asset, ...],
     """Every file of the site and the search index: the stories first, then the search
     index of them (Pagefind, in its own process) while the pages around them render."""
     cache, workers = using
-    ctx = render_story_pages(ctx, plan, cache.session, workers)
+    ctx = render_story_pages(ctx, plan, workers)
     if plan.left is not None:
-        since = since_last(ctx.catalog, ctx.stories.changed or (), plan.left)
-        if ctx.recall is not None:
-            # A touched group's pages are made apart from the recall's inputs (see
-            # stable_unit): those kept would no longer be the pages' own.
-            ctx.recall.forget_values(since.touched)
-        ctx = replace(ctx, since=since)
+        ctx = replace(ctx, since=since_last(ctx.catalog, ctx.stories.changed or (),
+                                            plan.left))
     if not ctx.config.search:
         render_around(ctx, plan, assets, workers)
         timer.lap("render")
@@ -470,7 +483,8 @@ def _start_search(ctx: RenderContext, cache: BuildCache, ledger: Ledger, writer:
                         (ledger, writer, Pages(writer.path, copies, render)), ctx.config)
 
 
-def _published(config: Config, clock: Clock, target: Target, cache: BuildCache, jobs: int
+def _published(config: Config, clock: Clock, site: Path | ChangesOnly, cache: BuildCache,
+               jobs: int
                ) -> tuple[HoldBack | None, dict[str, ParsedStory], list[Finding], UrlHistory,
                           tuple[tuple[LoadedStory, ...] | None, Mapping[str, tuple[str, str]]]]:
     """What this build publishes (None when the URL history cannot be read), the stories
@@ -478,12 +492,12 @@ def _published(config: Config, clock: Clock, target: Target, cache: BuildCache, 
     the last versions of the stories whose files changed or went (None: not known) with
     the text digests read to tell silent edits (desk.content.edits).
     The inspection itself, with its lists of every file, is not held past this."""
-    inspection, findings, history = _inspect(config, clock, target, cache, jobs)
+    inspection, findings, history = _inspect(config, clock, _out_dir(site), cache, jobs)
     if inspection is None:
         return None, {}, findings, history, (None, {})
     # With --hold-back, a story whose image cannot be published is held back too.
     images = _image_findings(inspection, config, cache, clock.drafts) if clock.hold_back else []
-    sorted_out = _hold_back(inspection, (findings, images), config, clock, history, target)
+    sorted_out = _hold_back(inspection, (findings, images), config, clock, history, site)
     return (sorted_out, {**inspection.parsed, **sorted_out.parsed}, list(sorted_out.findings),
             history, (inspection.replaced, inspection.texts))
 
@@ -503,7 +517,8 @@ def _left(replaced: tuple[LoadedStory, ...] | None, content: Content, catalog: C
 
 
 def _hold_back(inspection: Inspection, found: tuple[list[Finding], list[Finding]],
-               config: Config, clock: Clock, history: UrlHistory, target: Target) -> HoldBack:
+               config: Config, clock: Clock, history: UrlHistory, site: Path | ChangesOnly
+               ) -> HoldBack:
     """What this build publishes: with `clock.hold_back`, every story but the held ones
     (the last published pages of a held story read from the output folder, or from the
     live site when the build writes only the changes); else all of the content, or
@@ -512,8 +527,8 @@ def _hold_back(inspection: Inspection, found: tuple[list[Finding], list[Finding]
     findings, images = found
     if clock.hold_back:
         published = ((live_site(config.base_url), config.base_url)
-                     if isinstance(target, ChangesOnly) else
-                     (site_folder(target.out_dir), str(target.out_dir)))
+                     if isinstance(site, ChangesOnly) else
+                     (site_folder(site), str(site)))
         return hold_back(inspection, findings, config, history, published, images)
     return HoldBack(inspection.content, tuple(findings))
 
@@ -525,12 +540,16 @@ def _with_held(findings: list[Finding], held: tuple[HeldStory, ...]) -> tuple[Fi
     return (*findings, *sort_findings(f for h in held for f in h.findings))
 
 
-def _inspect(config: Config, clock: Clock, target: Target, cache: BuildCache, jobs: int
+def _out_dir(site: Path | ChangesOnly) -> Path:
+    return site.out_dir if isinstance(site, ChangesOnly) else site
+
+
+def _inspect(config: Config, clock: Clock, out_dir: Path, cache: BuildCache, jobs: int
              ) -> tuple[Inspection | None, list[Finding], UrlHistory]:
     """The URL history this build starts from, and the content inspected with the
     findings that count for this build (the drafts' only when drafts are shown); no
     inspection when the history cannot be read."""
-    history, problems = cache.recall_history(target.out_dir)
+    history, problems = cache.recall_history(out_dir)
     if problems:
         return None, problems, history
     session = cache.session
@@ -606,7 +625,7 @@ class Plan:
                 yield unit, None
                 continue
             key = (digest(*unit.inputs) if unit.standalone
-                   else self.keys.key(unit.inputs, unit.recurring))
+                   else self.keys.key(unit.inputs))
             if self.ledger.reuse(unit.id, key) is None:
                 yield unit, key
 
@@ -668,16 +687,10 @@ def render_context(catalog: Catalog, config: Config, clock: Clock, session: Sess
                          Prose(), clock.now)
 
 
-def render_story_pages(ctx: RenderContext, plan: Plan, session: Session | None,
-                       workers: Workers) -> RenderContext:
+def render_story_pages(ctx: RenderContext, plan: Plan, workers: Workers) -> RenderContext:
     """Every story kept or rendered: the context with what the pages around them need."""
-    cached = session.feed_entries if session is not None else {}
     in_feeds = frozenset(feed_members(ctx.catalog, ctx.config))
-    ctx = replace(ctx, stories=render_stories(ctx, plan, cached, in_feeds, workers))
-    if session is not None:  # keep the entries that feeds may show next time
-        members = {ctx.story_key(p, "") for p in in_feeds}
-        session.feed_entries = {k: e for k, e in ctx.stories.entries.items() if k in members}
-    return ctx
+    return replace(ctx, stories=render_stories(ctx, plan, {}, in_feeds, workers))
 
 
 def render_around(ctx: RenderContext, plan: Plan, assets: tuple[Asset, ...],
@@ -701,7 +714,6 @@ def render_stories(ctx: RenderContext, plan: Plan, entries: dict[str, object],
     changed: set[str] = set()  # stand-ins and rendered stories: their keys may be new
     catalog, key_of, reuse = ctx.catalog, story_key(ctx, plan.keys), plan.ledger.reuse
     carried = _carry_settled(plan, catalog.published)
-    _recall_carried(ctx, plan, carried)
     for item in catalog.published:  # every story on every save: kept lean
         if item.url_path in carried:
             continue
@@ -714,8 +726,6 @@ def render_stories(ctx: RenderContext, plan: Plan, entries: dict[str, object],
         key = key_of(item)
         if reuse(item.url_path, key) is None:
             todo.append((item, key))
-    if ctx.recall is not None:
-        ctx.recall.keys_for = catalog  # every published story's key told for it
     latest = ctx.catalog.latest_edition
     wanted = Wanted(frozenset(s.url_path for s in latest.stories) if latest else frozenset(),
                     in_feeds)
@@ -736,46 +746,6 @@ def render_stories(ctx: RenderContext, plan: Plan, entries: dict[str, object],
                         frozenset(changed))
 
 
-def _standing(session: Session) -> Callable[[LoadedStory], bool] | None:
-    """Which published stories keep the key a long-running process recalls for them,
-    when this build's catalog put new versions of a few stories in place of theirs in
-    the one those keys were told for: the very story, none of its links leading to a
-    story replaced (its newsroom's title is the same: see desk.content.recatalog). At
-    100,000 stories, telling where every link leads took a third of a save's build.
-    None: not known."""
-    stories = _replaced_in_place(session)
-    if stories is None:
-        return None
-    kept, replaced = session.recall.story_keys, frozenset(map(id, stories))
-
-    def stands(item: LoadedStory) -> bool:
-        found = kept.get(item.url_path)
-        return found is not None and found[0] is item and (
-            not found[3] or replaced.isdisjoint(map(id, found[3])))
-
-    return stands
-
-
-def _changed_since(session: Session | None, left: tuple[LoadedStory, ...] | None
-                ) -> tuple[LoadedStory, ...] | None:
-    """What changed since the last build, as its list pages are told it (Plan.left): the
-    stories that changed or left, for a build from the saved state; in a long-running
-    process, whose recall stands for the rest, the stories its catalog replaced in place
-    since the last build's (told before this build's keys are)."""
-    return left if session is None else _replaced_in_place(session)
-
-
-def _replaced_in_place(session: Session) -> tuple[LoadedStory, ...] | None:
-    """The last versions of the stories this build's catalog put new ones in place of,
-    when it was made so from the catalog of the last build to have told every story's
-    key (the recall's, cleared after a failed build: the site is that build's); else
-    None. Every other story of that catalog is the very same, where it was."""
-    made = session.cataloged
-    if made is None or made.base is None or made.base is not session.recall.keys_for:
-        return None
-    return made.replaced
-
-
 def _carry_settled(plan: Plan, published: Sequence[LoadedStory]) -> Set[str]:
     """The settled stories' units (see _settled), carried by the ledger in one pass but
     for those that stand in for held ones: the ones carried (the rest are keyed)."""
@@ -793,64 +763,13 @@ def _carry_settled(plan: Plan, published: Sequence[LoadedStory]) -> Set[str]:
 
 def story_key(ctx: RenderContext, keys: KeyMaker) -> Callable[[LoadedStory], str]:
     """A story's unit key: its file and what its page shows of the catalog (see
-    story_page_inputs). A long-running process recalls the key of a story without image
-    files while its file (the very LoadedStory), its newsroom's title and the stories its
-    related links lead to (the very ones, or none) are the same."""
+    story_page_inputs)."""
     catalog, config = ctx.catalog, ctx.config
 
     def make(item: LoadedStory) -> str:
-        return keys.key((item.digest, story_page_inputs(item, catalog, config)),
-                        recurring=True)
+        return keys.key((item.digest, story_page_inputs(item, catalog, config)))
 
-    if ctx.recall is None:
-        return make
-    kept, newsrooms = ctx.recall.story_keys, catalog.newsroom_index
-
-    def recalled(item: LoadedStory) -> str:
-        summary = item.summary
-        if any(map(is_local, summary.images)):
-            return make(item)  # an image file may change apart from the story
-        title = newsrooms[summary.newsroom].title
-        targets = _leads(summary, catalog, config)
-        found = kept.get(item.url_path)
-        if (found is not None and found[0] is item and found[1] == title
-                and found[3] == targets):
-            if any(a is not b for a, b in zip(found[3], targets, strict=True)):
-                # Equal stories, not the same: kept as the catalog's own (see _standing).
-                kept[item.url_path] = (item, title, found[2], targets)
-            return found[2]
-        key = make(item)
-        kept[item.url_path] = (item, title, key, targets)
-        return key
-
-    return recalled
-
-
-def _leads(summary: Summary, catalog: Catalog, config: Config
-           ) -> tuple[LoadedStory | None, ...]:
-    """Where a story's related links lead (view.related_target): told for 400,000 links
-    at 100,000 stories on every save, not what they show."""
-    return tuple(related_target(url, summary.url, catalog, config)
-                 for url in summary.related_urls)
-
-
-def _recall_carried(ctx: RenderContext, plan: Plan, carried: Set[str]) -> None:
-    """The keys of the stories a long-running process's first build carried without
-    making them (see _settled), recalled as story_key recalls those it makes: its
-    resumed start's first build reads no related headline, and its saves make no key
-    of those."""
-    if ctx.recall is None or not carried:
-        return
-    catalog, config = ctx.catalog, ctx.config
-    kept, newsrooms, units = ctx.recall.story_keys, catalog.newsroom_index, plan.ledger.units
-    for path in carried:
-        item = catalog.by_path[path]
-        found = kept.get(path)
-        if found is not None and found[0] is item:
-            continue  # recalled already (a save's, see _standing)
-        summary = item.summary
-        kept[path] = (item, newsrooms[summary.newsroom].title, units[path].key,
-                      _leads(summary, catalog, config))
+    return make
 
 
 def keep_stand_in(stand_in: StandIn, ctx: RenderContext, plan: Plan) -> None:
@@ -858,7 +777,7 @@ def keep_stand_in(stand_in: StandIn, ctx: RenderContext, plan: Plan) -> None:
     own (their pages' bytes and what the feed entry depends on: never a rendered page's)."""
     item = stand_in.item
     key = plan.keys.key(("held", stand_in.digest,
-                         story_page_inputs(item, ctx.catalog, ctx.config)), recurring=True)
+                         story_page_inputs(item, ctx.catalog, ctx.config)))
     if not plan.ledger.hold(item.url_path, key, stand_in.files, stand_in.json_digest):
         # No last site to keep them in (changes to nothing): write the bytes read from it.
         outputs = [Output("/" + f, data) for f, data in zip(stand_in.files, stand_in.pages,

@@ -15,12 +15,11 @@ import errno
 import os
 import shutil
 import stat
-import threading
 import uuid
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from operator import attrgetter
 from pathlib import Path
 from typing import Any, Protocol
@@ -150,16 +149,6 @@ class SiteWriter(Protocol):
 _USUAL = attrgetter("usual")
 
 
-def files_of(folder: Path) -> set[str]:
-    """Every file below a site folder but desk's marker, as relative paths."""
-    found = set()
-    for root, _, names in os.walk(folder):
-        for name in names:
-            found.add(os.path.relpath(os.path.join(root, name), folder).replace(os.sep, "/"))
-    found.discard(MARKER)
-    return found
-
-
 class FilePool:
     """Writes files below a root folder, and links and removes them in bulk from a pool of
     threads (a bounded queue keeps memory flat).
@@ -259,8 +248,8 @@ class Staging:
     the one atomic exchange, and the replaced site becomes the next spare.
     """
 
-    def __init__(self, out_dir: Path, spare: SiteRecord | None = None, keep_spare: bool = False,
-                 remove_old: Callable[[Path], None] | None = None) -> None:
+    def __init__(self, out_dir: Path, spare: SiteRecord | None = None,
+                 keep_spare: bool = False) -> None:
         check_output_folder(out_dir)
         out_dir.parent.mkdir(parents=True, exist_ok=True)
         remove_leftovers(out_dir)
@@ -277,7 +266,6 @@ class Staging:
         # usual files in no such folder cannot meet a staged file, told without its names.
         self._named: set[str] = set()
         self._keep_spare = keep_spare
-        self._remove_old = remove_old
         self._spare = self._adopt_spare(spare) if keep_spare else None
         if self._spare is None:
             self.path.mkdir()
@@ -427,7 +415,7 @@ class Staging:
 
     def swap_in(self, site_id: str) -> None:
         """Make the staged folder the output folder in one step; the old site becomes the
-        spare, or is removed (by `remove_old`, e.g. later in another thread, else at once)."""
+        spare, or is removed."""
         if self._spare is not None:
             lacking = self._lacking(self._spare)
             self._pool.flush()
@@ -435,7 +423,7 @@ class Staging:
         self._pool.close()
         (self.path / MARKER).write_bytes(self._marker(site_id))
         out = self.out_dir
-        remove = self._remove_old or remove_tree
+        remove: Callable[[Path], None] = remove_tree
         if self._keep_spare and out.is_dir():
             remove = self._keep_as_spare
         if out.exists():
@@ -721,207 +709,3 @@ def _exchange(a: Path, b: Path) -> bool:
         return False
     result = renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE)
     return bool(result == 0)
-
-
-@dataclass
-class Known:
-    """What the caller of a live folder's build knows of the folder, and learns: the id
-    of the site it holds when its marker no longer says (None: the marker's), and the
-    files the build wrote or deleted because their bytes changed (filled in)."""
-
-    site_id: str | None = None
-    replaced: list[str] = field(default_factory=list)
-    # Files placed ahead of the build while it ran (see place_ahead): newer than what it
-    # renders, so it leaves them as they are.
-    skip: set[str] = field(default_factory=set)
-
-
-def place_ahead(out_dir: Path, lock: threading.Lock, outputs: Iterable[Output],
-                running: Known | None = None) -> tuple[str | None, tuple[str, ...]]:
-    """Write a few files into a live folder ahead of the build that follows (desk serve's
-    saved story), under `lock`. The folder's site id is cleared first: it is no longer
-    the site the saved state describes. A build `running` meanwhile is told to leave the
-    files as they are. The id the folder had (None: none) and the files."""
-    with lock:
-        had = site_id_of(out_dir)
-        (out_dir / MARKER).write_bytes(_MARKER_TEXT)
-        written = []
-        for output in outputs:
-            relative = urls.relative_file(output.path)
-            _put(out_dir / relative, output.data)
-            written.append(relative)
-        if running is not None:
-            running.skip.update(written)
-    return had, tuple(written)
-
-
-def _put(target: Path, data: bytes) -> None:
-    """Replace a file of a served folder at once: a reader sees the old bytes or the new."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    temporary = target.with_name(f".{target.name}.desk-new")
-    temporary.write_bytes(data)
-    os.replace(temporary, target)
-
-
-class LiveFolder:
-    """Updates a desk-made folder where it stands: the live-preview writer.
-
-    Rendered files are held in memory until `swap_in`, which writes them and deletes the
-    files the new build no longer has, all under `lock` (the server holds the same lock
-    while it reads a file, so no request sees a half-updated site). Unchanged units cost
-    nothing: their files are already in place. A failed build changes nothing on disk,
-    unless `spill` bytes were held: then they are written out as the build goes (the
-    folder's site id cleared first, so it passes for no saved state until swap_in), for
-    a build no one is served from while it runs (the preview's start).
-    """
-
-    def __init__(self, out_dir: Path, lock: threading.Lock, present: set[str],
-                 spill: int | None = None, known: Known | None = None) -> None:
-        if not (out_dir / MARKER).is_file():
-            raise WriteError(f"{out_dir}: not a desk-made folder")
-        self.out_dir = out_dir
-        self.path = out_dir
-        known = known or Known()
-        # A folder whose marker its server cleared to place pages ahead of this build
-        # (see place_ahead) is still the site of the id it had, those pages aside.
-        self.previous_id = known.site_id or site_id_of(out_dir)
-        self._replaced = known.replaced  # the files this build changes, told to the caller
-        self._skip = known.skip  # placed ahead while it runs: left as they are
-        self.files = 0
-        self.bytes = 0
-        self._lock = lock
-        if not present:
-            present.update(files_of(out_dir))
-        self._present = present  # the files of the current site (kept up to date here)
-        self._pending: dict[str, bytes] = {}
-        self._kept: set[str] = set()
-        self._spill = spill
-        self._held = 0  # bytes pending
-        self._spilled: list[str] = []  # files held and written out (as it goes, then at swap_in)
-        self._copied: list[str] = []  # static assets (in no unit)
-        if spill is not None:  # written as the build goes, by render workers too
-            (out_dir / MARKER).write_bytes(_MARKER_TEXT)
-
-    def write(self, outputs: Iterable[Output]) -> tuple[str, ...]:
-        """Hold outputs until the build succeeds; their files, relative to the site."""
-        written = []
-        for output in outputs:
-            relative = urls.relative_file(output.path)
-            self.claim(relative)
-            self._pending[relative] = output.data
-            self.files += 1
-            self.bytes += len(output.data)
-            self._held += len(output.data)
-            written.append(relative)
-        if self._spill is not None and self._held > self._spill:
-            with self._lock:
-                self._spilled += self._write_pending()
-        return tuple(written)
-
-    def claim(self, relative: str) -> None:
-        """Note that a file belongs to the new site."""
-        if relative in self._pending or relative in self._kept:
-            raise WriteError(f"two outputs for /{relative}")
-        self._kept.add(relative)
-
-    def adopt(self, files: tuple[str, ...], size: int) -> None:
-        """Note the files a render worker wrote: only while spilling (a folder no one is
-        served from), as a worker writes its files where they go."""
-        if self._spill is None:
-            raise WriteError("render workers cannot write into a live folder")
-        for relative in files:
-            self.claim(relative)
-        self._spilled += files
-        self.files += len(files)
-        self.bytes += size
-
-    @property
-    def shares_files(self) -> bool:
-        """While spilling: a file may be a link to a site thrown away but not yet
-        deleted, so a render worker unlinks each file before writing it."""
-        return self._spill is not None
-
-    def loose_files(self, rendered: Callable[[], set[str]]) -> tuple[str, ...]:
-        """The static assets and the files rendered on every build (in no unit): with
-        the units' files, every file of the site, which the next preview's start takes
-        from the saved state instead of walking the folder."""
-        written = {*self._pending, *self._spilled}
-        return tuple(sorted((written - rendered()) | set(self._copied)))
-
-    def keep(self, unit: str, record: UnitFiles) -> bool:
-        """Keep a unit's unchanged files where they are (False if one is missing or
-        claimed)."""
-        files = record.files
-        if not (self._kept.isdisjoint(files) and self._present.issuperset(files)):
-            return False
-        self._kept.update(files)
-        self.files += len(files)
-        return True
-
-    def keep_many(self, records: Mapping[str, UnitFiles]) -> set[str]:
-        """Keep each unit as `keep` does, in turn: the units not kept."""
-        return keep_each(self.keep, records)
-
-    def copy(self, source: Path, path: str) -> None:
-        """A static asset: rewritten only when its bytes changed."""
-        relative = urls.relative_file(path)
-        data = source.read_bytes()
-        target = self.out_dir / relative
-        self._copied.append(relative)
-        if relative in self._present and target.is_file() and target.read_bytes() == data:
-            self.claim(relative)
-            self.files += 1
-        else:
-            self.write([Output(path, data)])
-
-    def flush(self) -> None:
-        """Nothing is written before swap_in."""
-
-    def clear(self, folder: str) -> None:
-        """Never: no tool writes into the live folder."""
-        raise WriteError(f"{folder}: cannot be rewritten in a live folder")
-
-    def swap_in(self, site_id: str) -> None:
-        """Write the new files and delete the stale ones, under the lock."""
-        current = self._kept
-        new = [relative for relative in (*self._pending, *self._spilled)
-               if relative not in self._present]
-        # Every kept file is a present one or a new one, so the stale files (present, not
-        # kept) are counted without comparing every file of the site: most saves have none.
-        stale_count = len(self._present) - (len(current) - len(new))
-        stale = sorted(self._present - current) if stale_count else []
-        with self._lock:
-            # A folder half written (a killed preview) must not pass for the site the
-            # saved state describes: no site id until every file is in place.
-            (self.out_dir / MARKER).write_bytes(_MARKER_TEXT)
-            # Kept for loose_files(), which the saved state's list of the site is made of.
-            self._spilled += self._write_pending()
-            for relative in stale:
-                if relative in self._skip:
-                    continue
-                with contextlib.suppress(FileNotFoundError):
-                    (self.out_dir / relative).unlink()
-            self._replaced += stale
-            (self.out_dir / MARKER).write_bytes(_MARKER_TEXT + f"site-id: {site_id}\n".encode())
-        self._present.difference_update(stale)
-        self._present.update(new)
-
-    def _write_pending(self) -> list[str]:
-        """Write the held files whose bytes changed (the caller holds the lock); the
-        files held."""
-        skip = self._skip
-        for relative, data in self._pending.items():
-            target = self.out_dir / relative
-            if relative in skip or (relative in self._present and _same_bytes(target, data)):
-                continue  # reading is far cheaper than replacing on this kind of disk
-            _put(target, data)
-            self._replaced.append(relative)
-        written = list(self._pending)
-        self._pending.clear()
-        self._held = 0
-        return written
-
-    def discard(self) -> None:
-        """Forget the held files (the folder was never touched, unless files were
-        spilled: then its marker has no site id, so no saved state is taken for it)."""
-        self._pending.clear()

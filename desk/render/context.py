@@ -8,10 +8,9 @@ rendered (feed entries, the latest edition's Markdown).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from functools import cached_property
 from typing import Any, NamedTuple, TypeVar
 
 from jinja2 import Environment
@@ -22,7 +21,7 @@ from desk.content.loader import LoadedStory, ParsedStory, read_story
 from desk.content.models import Story
 from desk.content.prose import Prose
 from desk.render import Output
-from desk.render.since import GroupName, Since, groups_of
+from desk.render.since import GroupName, Since
 from desk.render.templates import SiteContext
 
 T = TypeVar("T")
@@ -43,82 +42,6 @@ class StoryResults:
     changed: frozenset[str] | None = None
 
 
-class Recall:
-    """What a long-running process (desk serve) keeps of the pages around the stories
-    from one build to the next: values (a list page's inputs, sitemap lines), each with
-    what it was made from. Values hold only what that and the site key determine; they
-    are forgotten when the site key changes, and after a failed build."""
-
-    # Values kept at most, before starting afresh: this many, or twice as many as a
-    # build asked for since they were last forgotten, whichever is more (values of pages
-    # gone are never asked for again; a build of 100,000 stories asks for about 240,000,
-    # which a fixed bound of 200,000 forgot at every save, and a save that carries the
-    # groups it leaves as they were asks for few). The same for the story keys, against
-    # the stories they were told for.
-    MAX_KEPT = 200_000
-
-    def __init__(self) -> None:
-        self.site = ""
-        self._values: dict[Hashable, tuple[Any, Any]] = {}
-        self._lines: dict[str, tuple[datetime, str]] = {}
-        self._asked = 0  # values and lines asked for since the build began
-        self._most = 0  # the most a build asked for since they were last forgotten
-        # By story path: (the story, its newsroom's title, its unit key, the stories its
-        # related links led to).
-        self.story_keys: dict[str, tuple[LoadedStory, str, str,
-                                         tuple[LoadedStory | None, ...]]] = {}
-        # The catalog every published story's entry there was told for (None: not one).
-        self.keys_for: Catalog | None = None
-
-    def start(self, site: str) -> None:
-        """Begin a build under a site key: values made under another are no use."""
-        self._most = max(self._most, self._asked)
-        told = len(self.keys_for.published) if self.keys_for is not None else 0
-        # The keys of stories moved or removed are never asked for again either.
-        if (site != self.site
-                or len(self._values) + len(self._lines) > max(self.MAX_KEPT, 2 * self._most)
-                or len(self.story_keys) > max(self.MAX_KEPT, 2 * told)):
-            self.site = site
-            self.forget()
-        self._asked = 0
-
-    def forget_values(self, names: Iterable[Hashable]) -> None:
-        """Forget the values kept under these names."""
-        for name in names:
-            self._values.pop(name, None)
-
-    def forget(self) -> None:
-        """Keep nothing (a build failed: its values may not match the site kept)."""
-        self._values, self._lines, self.story_keys = {}, {}, {}
-        self.keys_for = None
-        self._most = 0
-
-    def line(self, path: str, lastmod: datetime,
-             make: Callable[[str, datetime], str]) -> str:
-        """A page's line of the sitemap's inputs, `make(path, lastmod)`: the one made
-        before while the page's last modification is the same."""
-        self._asked += 1
-        found = self._lines.get(path)
-        if found is not None and found[0] == lastmod:
-            return found[1]
-        line = make(path, lastmod)
-        self._lines[path] = (lastmod, line)
-        return line
-
-    def value(self, name: Hashable, made_from: Any, make: Callable[[], T],
-              fresh: bool = False) -> T:
-        """The value kept under `name` when it was made from an equal `made_from` (and
-        not `fresh`), else `make()`, kept for next time."""
-        self._asked += 1
-        found = self._values.get(name)
-        if found is not None and not fresh and found[0] == made_from:
-            value: T = found[1]
-            return value
-        value = make()
-        self._values[name] = (made_from, value)
-        return value
-
-
 @dataclass(frozen=True)
 class RenderContext:
     """The catalog, config, templates, site values, markdown parser and clock of a build."""
@@ -132,8 +55,6 @@ class RenderContext:
     stories: StoryResults = field(default_factory=StoryResults)
     # Stories the inspection parsed in this process, by file path (see read).
     parsed: Mapping[str, ParsedStory] = field(default_factory=dict)
-    # Kept by a long-running process between builds (None: nothing kept).
-    recall: Recall | None = None
     # The groups whose list pages may differ from the last build's (None: not known).
     since: Since | None = None
 
@@ -155,21 +76,6 @@ class RenderContext:
         keys = self.stories.keys
         return [keys.get(s.url_path, s.digest) for s in stories]
 
-    def kept(self, name: Hashable, made_from: Any, make: Callable[[], T],
-             fresh: bool = False) -> T:
-        """`make()`, or the value a long-running process kept from the last build under
-        `name` when it was made from an equal `made_from` (and not `fresh`)."""
-        recall = self.recalling
-        if recall is None:
-            return make()
-        return recall.value(name, made_from, make, fresh)
-
-    @property
-    def recalling(self) -> Recall | None:
-        """The recall `kept` gives values kept from the last build from: a long-running
-        process's, in a build that knows what changed since (else None: it makes each)."""
-        return self.recall if self.stories.changed is not None else None
-
     def settled(self, name: GroupName, stories: Sequence[LoadedStory]
                 ) -> Callable[[int], bool] | None:
         """Which pages of a group's list (by number: 0 the latest, archive pages from 1,
@@ -183,16 +89,6 @@ class RenderContext:
         """Whether the list pages of a group have the inputs the last build gave them
         (see desk.render.since): their keys stand, and their inputs need not be made."""
         return self.since is not None and name not in self.since.touched
-
-    @cached_property
-    def touched(self) -> frozenset[GroupName]:
-        """The newsrooms ("newsroom", key), editions ("edition", key), beats ("beat",
-        "NEWSROOM/BEAT") and agents ("agent", key) of the stories
-        whose key changed since the last build (see StoryResults.changed): their list
-        pages show something new."""
-        by_path = self.catalog.by_path
-        return frozenset(name for path in self.stories.changed or () if path in by_path
-                         for name in groups_of(by_path[path].summary))
 
 
 class Unit(NamedTuple):

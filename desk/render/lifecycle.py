@@ -91,8 +91,7 @@ def history_units(ctx: RenderContext) -> Units:
     catalog = ctx.catalog
 
     def render() -> list[Output]:
-        return [Output(urls.URL_HISTORY, ctx.kept(
-            "url-history", (catalog.history, catalog.redirects),
-            lambda: encode(site_file(catalog.history, catalog.redirects, ctx.config))))]
+        return [Output(urls.URL_HISTORY,
+                       encode(site_file(catalog.history, catalog.redirects, ctx.config)))]
 
     yield Unit(urls.URL_HISTORY, None, render)

@@ -81,9 +81,7 @@ def member_units(lists: Callable[[RenderContext], Iterator[Members]], ctx: Rende
             yield from stable_units(members.stories, ctx.config.page_size, members.path_of,
                                     settled, partial(_stable_unit, ctx, members, settled))
             continue
-        pages = ctx.kept(members.name, (members.title, members.stories),
-                         partial(_inputs, ctx, members), fresh=members.name in ctx.touched)
-        for page, inputs in pages:
+        for page, inputs in _inputs(ctx, members):
             yield Unit(page.path, inputs, partial(_render, ctx, members, page),
                        recurring=True)
 

@@ -374,10 +374,7 @@ def newsroom_units(ctx: RenderContext) -> Units:
                                     partial(urls.newsroom_path, group.key), settled,
                                     partial(_newsroom_stable_unit, ctx, group, settled))
             continue
-        pages = ctx.kept(NEWSROOM.group(group.key), (group.title, group.stories),
-                         partial(_newsroom_inputs, ctx, group),
-                         fresh=NEWSROOM.group(group.key) in ctx.touched)
-        for page, inputs in pages:
+        for page, inputs in _newsroom_inputs(ctx, group):
             yield Unit(page.path, inputs, _newsroom_page(ctx, group, page), recurring=True)
 
 
@@ -422,8 +419,7 @@ def _newsroom_page(ctx: RenderContext, group: Group,
 
 def newsroom_sitemap(ctx: RenderContext) -> SitemapEntries:
     for group in ctx.catalog.newsrooms:
-        yield from ctx.kept(("newsroom-sitemap", group.key), group.stories,
-                            partial(_newsroom_entries, ctx, group))
+        yield from _newsroom_entries(ctx, group)
 
 
 def _newsroom_entries(ctx: RenderContext, group: Group) -> list[tuple[str, datetime]]:
@@ -488,9 +484,7 @@ def _editions_unit(ctx: RenderContext, page: Slice[Group]) -> Unit:
 
 def editions_sitemap(ctx: RenderContext) -> SitemapEntries:
     for page in editions_slices(ctx):
-        yield page.path, ctx.kept(("editions-sitemap", page.path),
-                                  [g.stories for g in page.items],
-                                  partial(_newest_of_groups, page.items))
+        yield page.path, _newest_of_groups(page.items)
 
 
 def _newest_of_groups(groups: Sequence[Group]) -> datetime:
@@ -522,9 +516,7 @@ def _edition_unit(ctx: RenderContext, editions: Sequence[Group], i: int) -> Unit
     name = EDITION.group(group.key)
     if ctx.unchanged(name):
         return Unit(path, None, render, recurring=True, carried=inputs)
-    return Unit(path, ctx.kept(name, (group.stories, neighbours), inputs,
-                               fresh=name in ctx.touched),
-                render, recurring=True)
+    return Unit(path, inputs(), render, recurring=True)
 
 
 def _edition_page(ctx: RenderContext, group: Group, older: Group | None,
@@ -549,18 +541,13 @@ def _edition_page(ctx: RenderContext, group: Group, older: Group | None,
 
 
 def edition_sitemap(ctx: RenderContext) -> SitemapEntries:
-    if ctx.recalling is None:
-        # 40,000 at 100,000 stories, made when the sitemap's part of their month is: each
-        # run of one month's editions (all of them, newest first) one entry.
-        for _, run in groupby(ctx.catalog.editions, key=_edition_month):
-            editions = list(run)
-            yield PartPages(urls.edition_path(editions[0].key), len(editions),
-                            max(group.newest for group in editions),
-                            partial(_edition_entries, editions))
-        return
-    for group in ctx.catalog.editions:
-        yield ctx.kept(("edition-sitemap", group.key), group.stories,
-                       partial(_edition_entry, group))
+    # 40,000 at 100,000 stories, made when the sitemap's part of their month is: each
+    # run of one month's editions (all of them, newest first) one entry.
+    for _, run in groupby(ctx.catalog.editions, key=_edition_month):
+        editions = list(run)
+        yield PartPages(urls.edition_path(editions[0].key), len(editions),
+                        max(group.newest for group in editions),
+                        partial(_edition_entries, editions))
 
 
 def _edition_entry(group: Group) -> tuple[str, datetime]:

@@ -108,13 +108,8 @@ def site_units(ctx: RenderContext) -> Units:
 def _listed(ctx: RenderContext, pages: list[tuple[str, datetime]],
             part: str = "") -> str:
     """One digest of every page's line of the sitemap (or of one `part`), made as they
-    are, so an archive's lines are never all held; a long-running process holds them
-    anyway (Recall.line), and digests them again only when one differs."""
-    recall = ctx.recall
-    if recall is None:
-        return digest_all(_sitemap_line(*page) for page in pages)
-    lines = [recall.line(*page, make=_sitemap_line) for page in pages]
-    return ctx.kept(("sitemap-lines", part), lines, partial(digest_all, lines))
+    are, so an archive's lines are never all held."""
+    return digest_all(_sitemap_line(*page) for page in pages)
 
 
 def _sitemap_parts(ctx: RenderContext, parts: list[tuple[str, SitemapPart]]) -> Units:

@@ -1,51 +1,82 @@
-"""Pages on demand: what desk serve shows while its first build still renders, for the
-files a browser asks for before that build has written them.
+"""Pages on demand: the preview's only way to make a file of the site.
 
-Enters: the render context that build tells the session once its catalog is made
-(Session.tell_rendered), and a file of the site a request names. Leaves: that file's
-bytes, made by the build's own renderers with that very context, so byte for byte what
-the build writes there: a story's files, a page around the stories (whose cards show
-each story's index.json digest: the stories a page shows are rendered for it, one by
-one, when it asks), a static asset; or None when the file is none of those, and the
-request waits for the build.
+Enters: what the build's first half prepared (desk.build.pipeline.prepare: the render
+context and the unit keys), and a file of the site a request names. Leaves: that file's
+bytes, made by the build's own renderers with that very context, so byte for byte what a
+build writes there: a story's files, a page around the stories (whose cards show each
+story's index.json digest: the stories a page shows are rendered for it, one by one,
+when it asks), a picture's variant, a static asset; or None when the site has no such
+file. Rendered outputs are kept in memory (Rendered) by unit id and unit key, so a page
+whose key stands after a save is not rendered again; nothing is written.
 """
 
 from __future__ import annotations
 
 import hashlib
 import threading
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import replace
 
 from desk import urls
+from desk.build.pipeline import Prepared, story_key
+from desk.content.digests import digest
+from desk.content.loader import LoadedStory
 from desk.render import Output
-from desk.render.assets import collect_assets
-from desk.render.context import RenderContext, StoryResults, Unit, each_unit
+from desk.render.context import CarriedUnits, RenderContext, StoryResults, Unit
+from desk.render.since import Since
 from desk.render.site import site_units
 from desk.render.story import Wanted, render_story_unit
 
 _NOTHING = Wanted(frozenset(), frozenset())
 
 
-class PagesOnDemand:
-    """The files of one build's site, each made when asked for (one at a time: a
-    request's thread renders while the build goes on in its own, holding `gate`, which
-    the build holds while it forks a worker: see Session.fork_gate)."""
+class Rendered:
+    """The outputs of the units rendered so far, by unit id, with the key each was
+    rendered under: kept from one save to the next (a unit whose key changed is rendered
+    again and replaces its last outputs; one rendered on every request, keyless, is not
+    kept)."""
 
-    def __init__(self, ctx: RenderContext,
+    def __init__(self) -> None:
+        self._kept: dict[str, tuple[str, tuple[Output, ...]]] = {}
+
+    def get(self, unit_id: str, key: str) -> tuple[Output, ...] | None:
+        found = self._kept.get(unit_id)
+        return found[1] if found is not None and found[0] == key else None
+
+    def put(self, unit_id: str, key: str, outputs: Iterable[Output]) -> tuple[Output, ...]:
+        kept = self._kept[unit_id] = (key, tuple(outputs))
+        return kept[1]
+
+
+class PagesOnDemand:
+    """The files of one prepared site, each made when asked for (one at a time: a
+    request's thread renders holding `gate`, which a preparation holds while it forks a
+    worker: see Session.fork_gate)."""
+
+    def __init__(self, prepared: Prepared, rendered: Rendered,
                  gate: AbstractContextManager[object] | None = None) -> None:
-        # Nothing kept between builds is used or changed (the build's own process keeps
-        # it); the stories' digests are made as lists ask for them.
-        self._ctx = replace(ctx, recall=None, stories=StoryResults(
-            digests=_Digests(self, ctx.catalog.by_path)))
-        self._assets = {urls.relative_file(a.path): a.source
-                        for a in collect_assets(ctx.config.static_dir)}
+        ctx = prepared.ctx
+        self._key_of = story_key(ctx, prepared.keys)
+        self._keys = prepared.keys
+        self._rendered = rendered
+        # Every list's units come with their inputs unmade (as a build's do for the
+        # groups no change touched): made when a page is asked for, to key it.
+        self._ctx = replace(ctx, since=Since(frozenset()), stories=StoryResults(
+            keys=_Lazy(self._story_key, ctx.catalog.by_path),
+            digests=_Lazy(self.digest, ctx.catalog.by_path)))
+        self._assets = {urls.relative_file(a.path): a.source for a in prepared.assets}
         self._lock = threading.RLock()  # a page asks for its stories' digests within
         self._gate = gate or nullcontext()
-        self._units: dict[str, Unit] = {}  # by id, as far as the site's units were read
-        self._rest: Iterator[Unit] | None = None
+        self._units: dict[str, Unit | tuple[CarriedUnits, int]] | None = None  # by id
+        self._made_by: dict[str, str] = {}  # the unit id of each file made so far
+        self._story_keys: dict[str, str] = {}
         self._digests: dict[str, str] = {}
+
+    @property
+    def ctx(self) -> RenderContext:
+        """The render context every file is made with."""
+        return self._ctx
 
     def file(self, relative: str) -> bytes | None:
         """The bytes of a file of the site (its path relative to the site), or None."""
@@ -57,14 +88,45 @@ class PagesOnDemand:
             outputs = self._story(folder)
             if outputs is not None:
                 return _named(outputs, relative)
-            # A page's files are its folder's unit; a feed's, a sitemap's or an image's,
-            # the unit named by the file (a feed's other two formats wait for the build).
-            for unit_id in (folder, "/" + relative):
-                unit = self._unit(unit_id)
-                found = _named(unit.render(), relative) if unit is not None else None
+            for unit in self._candidates(relative, folder):
+                found = _named(self._outputs(unit), relative)
                 if found is not None:
                     return found
         return None
+
+    def _candidates(self, relative: str, folder: str) -> Iterator[Unit]:
+        """The units that may make a file: the one that made it last; a page's, its
+        folder's; a feed's, a sitemap's or a picture's, the one it names; then the other
+        files' units of its folder (a feed's other formats), and the units rendered on
+        every build (the reuse terms' files lie in other folders)."""
+        units = self._index()
+        named = (self._made_by.get(relative), folder, "/" + relative)
+        for unit_id in dict.fromkeys(i for i in named if i is not None):
+            unit = self._unit(unit_id)
+            if unit is not None:
+                yield unit
+        for unit_id in list(units):
+            if (not unit_id.endswith("/") and unit_id.startswith(folder)
+                    and "/" not in unit_id[len(folder):] and unit_id not in named):
+                yield self._unit(unit_id) or _nothing(unit_id)
+        for found in list(units.values()):
+            if isinstance(found, Unit) and found.inputs is None and found.carried is None:
+                yield found
+
+    def files(self) -> dict[str, bytes]:
+        """Every file of the site, each made as `file` makes it, by its path relative to
+        the site: the stories', the pages' around them, the assets."""
+        found: dict[str, bytes] = {}
+        with self._gate, self._lock:
+            for path in self._ctx.catalog.by_path:
+                for output in self._story(path) or ():
+                    found[urls.relative_file(output.path)] = output.data
+            for unit_id in list(self._index()):
+                for output in self._outputs(self._unit(unit_id) or _nothing(unit_id)):
+                    found[urls.relative_file(output.path)] = output.data
+        for relative, source in self._assets.items():
+            found[relative] = source.read_bytes()
+        return found
 
     def digest(self, path: str) -> str | None:
         """The sha256 of a published story's index.json (None: no such story)."""
@@ -77,27 +139,66 @@ class PagesOnDemand:
                 found = self._digests[path] = hashlib.sha256(outputs[2].data).hexdigest()
             return found
 
-    def _story(self, path: str) -> list[Output] | None:
-        """A published story's three files, when `path` is one's URL path."""
-        item = self._ctx.catalog.by_path.get(path)
-        if item is None:
+    def _story_key(self, path: str) -> str | None:
+        """A published story's unit key (None: no such story)."""
+        found = self._story_keys.get(path)
+        if found is None:
+            item = self._ctx.catalog.by_path.get(path)
+            if item is None:
+                return None
+            found = self._story_keys[path] = self._key_of(item)
+        return found
+
+    def _story(self, path: str) -> tuple[Output, ...] | None:
+        """A published story's three files, when `path` is one's URL path: kept while
+        its unit key stands."""
+        item: LoadedStory | None = self._ctx.catalog.by_path.get(path)
+        key = self._story_key(path)
+        if item is None or key is None:
             return None
-        outputs, _ = render_story_unit(item, "", self._ctx, _NOTHING)
+        kept = self._rendered.get(path, key)
+        if kept is not None:
+            return kept
+        outputs, _ = render_story_unit(item, key, self._ctx, _NOTHING)
+        return self._rendered.put(path, key, outputs)
+
+    def _outputs(self, unit: Unit) -> tuple[Output, ...]:
+        """A unit's files: kept while its key stands, else rendered (every time for a
+        unit rendered on every build)."""
+        inputs = unit.carried() if unit.carried is not None else unit.inputs
+        if inputs is None:
+            outputs = tuple(unit.render())
+        else:
+            key = digest(*inputs) if unit.standalone else self._keys.key(inputs)
+            outputs = (self._rendered.get(unit.id, key)
+                       or self._rendered.put(unit.id, key, unit.render()))
+        for output in outputs:
+            self._made_by[urls.relative_file(output.path)] = unit.id
         return outputs
 
+    def _index(self) -> dict[str, Unit | tuple[CarriedUnits, int]]:
+        """The site's units around the stories by id, their inputs unmade."""
+        if self._units is None:
+            units: dict[str, Unit | tuple[CarriedUnits, int]] = {}
+            for unit in site_units(self._ctx):
+                if isinstance(unit, CarriedUnits):
+                    units.update((unit_id, (unit, i)) for i, unit_id in enumerate(unit.ids))
+                else:
+                    units[unit.id] = unit
+            self._units = units
+        return self._units
+
     def _unit(self, unit_id: str) -> Unit | None:
-        """The unit of the site around the stories with this id, reading the site's units
-        only as far as it: the front page comes first, the sitemaps last."""
-        found = self._units.get(unit_id)
-        if found is not None:
+        """The unit of the site around the stories with this id, if any."""
+        found = self._index().get(unit_id)
+        if found is None or isinstance(found, Unit):
             return found
-        if self._rest is None:
-            self._rest = each_unit(site_units(self._ctx))
-        for unit in self._rest:
-            self._units[unit.id] = unit
-            if unit.id == unit_id:
-                return unit
-        return None
+        batch, i = found
+        return batch.unit_at(i)
+
+
+def _nothing(unit_id: str) -> Unit:
+    return Unit(unit_id, None, list)
 
 
 def _named(outputs: Iterable[Output], relative: str) -> bytes | None:
@@ -105,15 +206,15 @@ def _named(outputs: Iterable[Output], relative: str) -> bytes | None:
     return next((o.data for o in outputs if urls.relative_file(o.path) == relative), None)
 
 
-class _Digests(Mapping[str, str]):
-    """Each published story's index.json digest, by URL path, made when asked for."""
+class _Lazy(Mapping[str, str]):
+    """A value of each published story, by URL path, made when asked for."""
 
-    def __init__(self, pages: PagesOnDemand, published: Mapping[str, object]) -> None:
-        self._pages = pages
+    def __init__(self, make: Callable[[str], str | None], published: Mapping[str, object]) -> None:
+        self._make = make
         self._published = published
 
     def __getitem__(self, path: str) -> str:
-        found = self._pages.digest(path)
+        found = self._make(path)
         if found is None:
             raise KeyError(path)
         return found

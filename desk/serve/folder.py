@@ -1,14 +1,11 @@
-"""The preview's own folder: one per site, in the site's cache folder, reused from one
-`desk serve` to the next.
+"""The preview's own folder in the site's cache folder: its index (the inspections of the
+content, its images' records) and the templates' compiled code, no site. Its name holds
+neither the preview's port nor its host, so every preview of a site, on any port, starts
+from the index the last one kept.
 
-A preview that is killed, or whose terminal is closed, leaves its folder behind; the
-next preview of the site clears it as it starts (in the background: at 100,000 stories
-the last site is gigabytes). So whatever happened, a site has at most one preview folder.
-It holds the last preview's site and build cache, which the next preview starts from
-(re-rendering only what differs), and the trash. The folder is guarded by the same kind
-of lock as a build's output folder; a second
-preview of the same site, started while the first runs, works in a temporary folder of
-its own and removes it when it stops.
+Previews of desk before pages were made in memory kept a whole site there (gigabytes at
+100,000 stories): what they left is moved into the trash and deleted by a process of
+its own (desk.serve.trash), so a start never waits for it.
 """
 
 from __future__ import annotations
@@ -20,72 +17,65 @@ import sys
 import tempfile
 import threading
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
-from desk.build.lock import LockBusy, writing
+from desk.build.cache import BuildCache
+from desk.build.lock import writing
 from desk.serve import trash as trash_script
 
 PREVIEW = "preview"
 TRASH = "trash"
-SITE = "site"
-CACHE = "cache"
-RECORD = "resume.json"  # what the last preview's site was built from (desk.serve.resume)
+# What older previews left: their site, its build cache, the record of their last site.
+_LEFTOVERS = ("site", "cache", "resume.json")
 _LOCK = ".preview.lock"
 
 
 class PreviewFolder:
-    """Where one running preview keeps its site (`path`), until close()."""
+    """Where previews of a site keep their index (`index`), shared by those that run at
+    once: each writes it in one transaction, under the folder's lock."""
 
     def __init__(self, cache_dir: Path | None) -> None:
         """The site's preview folder in `cache_dir` (None: the settings cannot be read
-        yet, so a temporary folder)."""
-        self._held = contextlib.ExitStack()
-        shared = (cache_dir or Path()) / PREVIEW
+        now, so a temporary folder, removed at close)."""
         self.shared = cache_dir is not None
-        try:
-            if self.shared:
-                shared.mkdir(parents=True, exist_ok=True)
-                self._held.enter_context(writing([(shared / _LOCK, shared)], "preview",
-                                                 wait=False))
-        except (LockBusy, OSError):
-            self.shared = False
-        self.path = shared if self.shared else Path(tempfile.mkdtemp(prefix="desk-serve-"))
+        self.path = ((cache_dir / PREVIEW) if cache_dir is not None
+                     else Path(tempfile.mkdtemp(prefix="desk-serve-")))
         # The process emptying the trash, last started (None: none yet, or none could be).
         self.emptying: subprocess.Popen[bytes] | None = None
-        if self.shared:
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
             self._clear_leftovers()
+        except OSError:
+            self.shared = False
+            self.path = Path(tempfile.mkdtemp(prefix="desk-serve-"))
 
     @property
-    def site(self) -> Path:
-        """Where the preview's site is built."""
-        return self.path / SITE
+    def index(self) -> Path:
+        """Where the preview's index is saved (named as the build names an output
+        folder's: see BuildCache.file_for)."""
+        return BuildCache.file_for(self.path, self.path / "index")
 
-    @property
-    def cache(self) -> Path:
-        """Where the preview's build cache is saved, beside its site (the next preview
-        starts from both when they still describe the content)."""
-        return self.path / CACHE
+    @contextlib.contextmanager
+    def writing(self) -> Iterator[None]:
+        """Held while the index is written: one preview at a time."""
+        with writing([(self.path / _LOCK, self.path)], "preview"):
+            yield
 
     def _clear_leftovers(self) -> None:
-        """Move what a stopped or dead preview left into the trash, then empty it: all but
-        its site, its cache and its record (the build checks that the first two still
-        belong together, the record says whether its site is current)."""
+        """Move what an older preview left into the trash, then empty it."""
         trash = self.path / TRASH
+        found = [self.path / name for name in _LEFTOVERS if (self.path / name).exists()]
+        if not found and not (trash.is_dir() and any(trash.iterdir())):
+            return
         trash.mkdir(exist_ok=True)
-        for entry in self.path.iterdir():
-            if entry.name not in (TRASH, _LOCK, SITE, CACHE, RECORD):
-                entry.rename(trash / uuid.uuid4().hex)
-        if any(trash.iterdir()):
-            self.throw_away_later(None)
+        for entry in found:
+            entry.rename(trash / uuid.uuid4().hex)
+        self._empty_trash(trash)
 
-    def throw_away_later(self, folder: Path | None) -> None:
-        """Move a folder into the trash (None: only empty it), deleted in the background
-        by a process of its own (desk.serve.trash), which outlives the preview if it must:
-        a stop, even by a closed terminal, leaves less for the next start to delete."""
-        trash = self.path / TRASH
-        trash.mkdir(exist_ok=True)
-        if folder is not None:
-            folder.rename(trash / uuid.uuid4().hex)
+    def _empty_trash(self, trash: Path) -> None:
+        """Delete the trash in the background by a process of its own, which outlives the
+        preview if it must."""
         try:
             self.emptying = subprocess.Popen(
                 [sys.executable, "-I", str(Path(trash_script.__file__)), str(trash)],
@@ -98,8 +88,6 @@ class PreviewFolder:
         threading.Thread(target=self.emptying.wait, daemon=True, name="desk-cleanup").start()
 
     def close(self) -> None:
-        """Let the next preview have the folder (a temporary one is removed now)."""
-        self._held.close()
+        """Remove a temporary folder (a shared one stays for the next preview)."""
         if not self.shared:
             shutil.rmtree(self.path, ignore_errors=True)
-

@@ -1,6 +1,6 @@
-"""The preview's HTTP side: files of the site folder served with the reload script (and
-the errors, a story's warnings) added to HTML pages as they are served, the reload
-channel (Server-Sent Events), and request paths kept inside the folder.
+"""The preview's HTTP side: each file of the site made on demand (desk.serve.demand),
+served with the reload script (and the errors, a story's warnings) added to HTML pages,
+the reload channel (Server-Sent Events), and request paths kept inside the site.
 
 Enters: a SiteState (desk.serve.shown). Leaves: HTTP responses; nothing is written.
 """
@@ -8,49 +8,26 @@ Enters: a SiteState (desk.serve.shown). Leaves: HTTP responses; nothing is writt
 from __future__ import annotations
 
 import html
-import posixpath
 import sys
 from contextlib import AbstractContextManager, nullcontext
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path, PurePosixPath
 from typing import Any
-from urllib.parse import unquote, urlsplit
+from urllib.parse import parse_qs, unquote, urlsplit
 
-from desk import urls
+from desk.build.pipeline import describe_failure
 from desk.content.findings import Finding
+from desk.deploy.headers import content_type
 from desk.render.kinds import kind_of
-from desk.serve.shown import PAGE_SUFFIXES, SiteState
+from desk.serve.shown import SiteState
 
 EVENTS_PATH = "/__desk/events"
-# How long a request waits for the first build, for a file it cannot make on demand.
-START_WAIT = 900
 IMMUTABLE = "max-age=31536000, immutable"
-CONTENT_TYPES = {
-    ".html": "text/html; charset=utf-8",
-    ".md": "text/markdown; charset=utf-8",
-    ".json": "application/json; charset=utf-8",
-    ".xml": "application/xml; charset=utf-8",
-    ".css": "text/css; charset=utf-8",
-    ".js": "text/javascript; charset=utf-8",
-    ".txt": "text/plain; charset=utf-8",
-    ".svg": "image/svg+xml",
-    ".png": "image/png",
-    ".jpg": "image/jpeg",
-    ".jpeg": "image/jpeg",
-    ".webp": "image/webp",
-    ".ico": "image/x-icon",
-    ".woff2": "font/woff2",
-    ".pf_meta": "application/octet-stream",
-}
-SPECIAL_TYPES = {"feed.json": "application/feed+json; charset=utf-8"}
-# By path within the site: the RSL licence file (desk.render.licence), at its one URL.
-PATH_TYPES = {urls.LICENCE.lstrip("/"): "application/rsl+xml; charset=utf-8"}
-# Served while no build has succeeded yet, with the overlay on top.
+HTML = content_type("index.html")
+TEXT = content_type("a.txt")
+# Served while no preparation has succeeded yet, with the overlay on top.
 _NO_SITE = ("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
             "<title>desk serve: build failed</title></head><body>"
             "<h1>The site could not be built</h1></body></html>")
-
-
 
 
 def findings_panel(findings: tuple[Finding, ...]) -> str:
@@ -89,14 +66,12 @@ def reload_snippet(state: SiteState, page: str = "") -> str:
             '#e5484d"><strong>desk: the last save did not build; showing the last good '
             f"site.</strong><ul>{items}{more}</ul></div>"
         )
-    # A message is the token, then the pages it changed when known ("-": none): a page
-    # not among them only takes the new token.
+    # The channel knows the page and the epoch it was served at, and sends a message
+    # only when what the page shows changed.
     parts.append(
-        "<script>(function(){var t=" + f'"{state.token}"' + ";"
-        f'var s=new EventSource("{EVENTS_PATH}");'
-        's.onmessage=function(e){var p=e.data.split(" ");if(p[0]===t)return;'
-        "if(p.length>1&&p.indexOf(location.pathname)<0){t=p[0];return;}"
-        "s.close();location.reload();};})();</script>"
+        "<script>(function(){var s=new EventSource(" + f'"{EVENTS_PATH}?t={state.token}'
+        + '&p="+encodeURIComponent(location.pathname));'
+        "s.onmessage=function(){s.close();location.reload();};})();</script>"
     )
     return "".join(parts)
 
@@ -106,32 +81,6 @@ def inject(page: bytes, snippet: str) -> bytes:
     marker = page.rfind(b"</body>")
     data = snippet.encode("utf-8")
     return page + data if marker < 0 else page[:marker] + data + page[marker:]
-
-
-def resolve_request_path(root: Path, raw_path: str) -> tuple[int, Path | str | None]:
-    """Map a request path to a file below root.
-
-    Returns (200, file), (301, location) for a folder without its slash, (404, None), or
-    (400, None) for paths that try to leave the folder.
-    """
-    path = urlsplit(raw_path).path
-    decoded = _decoded(path)
-    if decoded is None:
-        return 400, None
-    normalised = posixpath.normpath(decoded)
-    target = root / normalised.lstrip("/")
-    try:
-        if not target.resolve().is_relative_to(root.resolve()):
-            return 404, None  # a symlink out of the site
-    except OSError:
-        return 404, None
-    if target.is_dir():
-        if not path.endswith("/"):
-            return 301, path + "/"
-        target = target / "index.html"
-        if not target.resolve().is_relative_to(root.resolve()):
-            return 404, None
-    return (200, target) if target.is_file() else (404, None)
 
 
 def _decoded(path: str) -> str | None:
@@ -174,73 +123,55 @@ class Handler(BaseHTTPRequestHandler):
 
     def respond(self, head: bool) -> None:
         state = self.state
-        root = state.folder
-        if not state.has_site and state.demand is not None:
-            if self.respond_on_demand(head):
-                return
-            state.wait_for_start(timeout=START_WAIT)
-        if not state.has_site:
-            self.send(200 if state.errors else 503, CONTENT_TYPES[".html"],
+        pages = state.pages
+        if pages is None:
+            self.send(200 if state.errors else 503, HTML,
                       inject(_NO_SITE.encode(), reload_snippet(state)), head)
             return
-        status, found = resolve_request_path(root, self.path)
-        if status == 301:
+        relative = requested_file(self.path)
+        if relative is None:
+            self.send(400, TEXT, b"Bad request\n", head)
+            return
+        try:
+            body = pages.file(relative)
+            folder = (body is None and not relative.endswith("index.html")
+                      and pages.file(relative + "/index.html") is not None)
+        except Exception as exc:  # noqa: BLE001 - a page that cannot be made says why
+            self.send_failure(exc, head)
+            return
+        if folder:
             self.send_response(301)
-            self.send_header("Location", str(found))
+            self.send_header("Location", urlsplit(self.path).path + "/")
             self.send_header("Content-Length", "0")
             self.send_header("Cache-Control", "no-store")
             self.end_headers()
             return
-        if status == 400:
-            self.send(400, "text/plain; charset=utf-8", b"Bad request\n", head)
+        if body is None:
+            found = pages.file("404.html")
+            self.send(404, HTML, inject(found or b"Not found\n", reload_snippet(state)), head)
             return
-        if status == 404 or not isinstance(found, Path):
-            page = root / "404.html"
-            body = page.read_bytes() if page.is_file() else b"Not found\n"
-            self.send(404, CONTENT_TYPES[".html"], inject(body, reload_snippet(state)), head)
-            return
-        if found.suffix in PAGE_SUFFIXES:
-            state.wait_until_current(found.relative_to(root).as_posix(), timeout=120)
-        try:
-            with state.files:
-                body = found.read_bytes()
-        except OSError:
-            # The site was swapped between resolving and reading: try once more.
-            with state.files:
-                status, found = resolve_request_path(root, self.path)
-                body = found.read_bytes() if isinstance(found, Path) else b""
-            if not isinstance(found, Path):
-                self.send(404, "text/plain; charset=utf-8", b"Not found\n", head)
-                return
-        self.send_file(found.relative_to(root).as_posix(), body, head)
+        self.send_file(relative, body, head)
 
     def send_file(self, relative: str, body: bytes, head: bool) -> None:
         """A file of the site (its path relative to the site): an HTML page with the
         reload script (and the errors, the story's warnings) added."""
-        path = PurePosixPath(relative)
-        kind = PATH_TYPES.get(relative) or SPECIAL_TYPES.get(path.name) or CONTENT_TYPES.get(
-            path.suffix, "application/octet-stream")
-        if path.suffix == ".html":
+        if relative.endswith(".html"):
             body = inject(body, reload_snippet(self.state, page_of(self.path)))
         # A content-hashed file never changes under its name: a reload need not fetch the
         # page's stylesheet and scripts again.
         kept = kind_of(relative) == "asset"
-        self.send(200, kind, body, head, IMMUTABLE if kept else "no-store")
+        self.send(200, content_type(relative), body, head, IMMUTABLE if kept else "no-store")
 
-    def respond_on_demand(self, head: bool) -> bool:
-        """Serve a file the first build will write, made on demand while it runs (see
-        desk.serve.demand); False when it cannot be made."""
-        relative, demand = requested_file(self.path), self.state.demand
-        if relative is None or demand is None:
-            return False
-        try:
-            body = demand(relative)
-        except Exception:  # noqa: BLE001 - the build that runs says what went wrong
-            return False
-        if body is None:
-            return False
-        self.send_file(relative, body, head)
-        return True
+    def send_failure(self, exc: Exception, head: bool) -> None:
+        """A page that could not be made: what went wrong, over the last good site's
+        overlay (a broken template, a file changed while it was read)."""
+        config = self.state.pages.ctx.config if self.state.pages is not None else None
+        finding = (describe_failure(exc, config.templates_dir) if config is not None
+                   else None) or Finding("desk", "", "internal", f"cannot render: {exc!r}")
+        panel = (f'<div id="desk-errors" role="alert"><strong>desk: this page cannot be '
+                 f"made</strong><ul><li>{html.escape(finding.format())}</li></ul></div>")
+        self.send(500, HTML, inject(_NO_SITE.encode(), panel + reload_snippet(self.state)),
+                  head)
 
     def send(self, status: int, kind: str, body: bytes, head: bool,
              cache: str = "no-store") -> None:
@@ -253,26 +184,39 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.write(body)
 
     def stream_events(self) -> None:
+        """Tell the page (named in the query, with the token it was served at) to reload
+        when what it shows changed: its bytes, its warnings, the errors."""
         state = self.state
+        query = parse_qs(urlsplit(self.path).query)
+        page = query.get("p", ["/"])[0]
+        relative = requested_file(page)
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream; charset=utf-8")
         self.send_header("Cache-Control", "no-store")
         self.send_header("Connection", "close")
         self.end_headers()
         self.close_connection = True
-        epoch = -1
+        epoch = state.epoch
+        # Served at another epoch: what it showed is not known, so it reloads.
+        seen = (state.looks(relative, page) if relative is not None
+                and query.get("t", [""])[0] == state.token else None)
         try:
             self.wfile.write(b"retry: 300\n\n")
             while not state.closing:
-                epoch, message = state.message(epoch, timeout=15)
-                if message is not None:
-                    self.wfile.write(f"data: {message}\n\n".encode())
-                else:
+                if seen is None:
+                    self.wfile.write(b"data: reload\n\n")
+                    self.wfile.flush()
+                    return
+                now = state.next_epoch(epoch, timeout=15)
+                if now == epoch:
                     self.wfile.write(b": keep-alive\n\n")
-                self.wfile.flush()
+                    self.wfile.flush()
+                    continue
+                epoch = now
+                if relative is None or state.looks(relative, page) != seen:
+                    seen = None
         except (BrokenPipeError, ConnectionResetError):
             return
-
 
 
 def page_of(raw_path: str) -> str:

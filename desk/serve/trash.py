@@ -24,6 +24,8 @@ def empty(trash: Path) -> None:
         else:
             with contextlib.suppress(FileNotFoundError):
                 entry.unlink()
+    with contextlib.suppress(OSError):  # gone with its last entry (another may fill it)
+        trash.rmdir()
 
 
 def main(argv: list[str]) -> int:
