@@ -12,8 +12,7 @@ machine drift hits them alike:
 - one edited story;
 - `desk serve`, on the corpus's own settings file (desk.toml in desk's folder of it: the
   repository's settings with the corpus's folders, so the preview's folder, which lives in
-  the cache folder, is the corpus's) and at one port for the whole run (the preview's base
-  URL, port included, is part of every page's cache key):
+  the cache folder, is the corpus's) and at one port for the whole run:
   - its start, from the command run to the front page and a story's page served whole
     (asked once it prints its "Serving URL" line), in three situations: nothing known (no
     preview folder; the build's site and cache set aside), after `desk build` (no preview
@@ -678,9 +677,7 @@ STARTS_SAID = {"start nothing": "no preview folder, no build cache or site",
 
 @dataclass
 class Preview:
-    """desk serve on one corpus (`root`: desk's folder of it), always at `port`: the
-    preview's base URL, port included, is part of every page's cache key, so a new port
-    at each start would render everything anew."""
+    """desk serve on one corpus (`root`: desk's folder of it), always at `port`."""
 
     root: Path
     seed: dict[str, Any]
@@ -908,47 +905,39 @@ def serve_starts(tool: Tool, preview: Preview, starts: tuple[str, ...] = tuple(S
     return results
 
 
-def tells(message: str, page: str) -> bool:
-    """Whether a reload event tells the page at `page` to reload: its data is a token,
-    then the pages that changed when known ("-": none)."""
-    pages = message.split(" ")[1:]
-    return not pages or page in pages
+def reload_channel(url: str, page: str) -> http.client.HTTPResponse:
+    """The reload channel of a story's page as its browser opens it: the page fetched,
+    the channel opened with the token the page was served with, once it knows the page
+    (its first line)."""
+    token = re.search(r"\?t=([\w-]+)&p=", fetched(url, page))
+    if token is None:
+        raise SystemExit(f"desk serve's page {page} has no reload script")
+    where = urlsplit(url)
+    connection = http.client.HTTPConnection(where.hostname or "", where.port, timeout=600)
+    connection.request("GET", f"/__desk/events?t={token.group(1)}&p={page}")
+    events = connection.getresponse()
+    events.readline()  # "retry: ...": the channel has looked at the page
+    return events
 
 
 def serve_latency(preview: Preview, edits: int) -> list[float]:
-    """Seconds from a story file saved to the reload event, for several edits."""
+    """Seconds from a story file saved to the reload event of its page, for several
+    edits (each with the page open anew, as a browser reloads it)."""
     timings = []
     with serving(preview) as served:
-        where = urlsplit(served.url)
-        connection = http.client.HTTPConnection(where.hostname or "", where.port,
-                                                timeout=600)
-        connection.request("GET", "/__desk/events")
-        events = connection.getresponse()
-
-        def next_token() -> str:
-            while True:
-                line = events.readline()
-                if not line:
-                    raise SystemExit("reload channel closed")
-                if line.startswith(b"data: "):
-                    return line[6:].strip().decode()
-
-        token = next_token()
         write = desk_tool(preview.root).write
-        try:
-            for edit in range(1, edits + 1):
-                data = next_edit(preview, (edit * 7919) % preview.count)
+        for edit in range(1, edits + 1):
+            data = next_edit(preview, (edit * 7919) % preview.count)
+            events = reload_channel(served.url, story_page(data))
+            try:
                 saved = time.perf_counter()
                 write(data)
-                # The event that tells the story's page to reload: one naming no pages
-                # (every page reloads) or naming it; not the end of an earlier save's build.
-                new = next_token()
-                while new == token or not tells(new, story_page(data)):
-                    token, new = new, next_token()
+                while not (line := events.readline()).startswith(b"data: "):
+                    if not line:
+                        raise SystemExit("reload channel closed")
                 timings.append(time.perf_counter() - saved)
-                token = new
-        finally:
-            connection.close()
+            finally:
+                events.close()
     return timings
 
 

@@ -58,8 +58,8 @@ def test_a_quick_bench_runs_every_desk_phase_and_reports_whole_memory(tmp_path: 
     assert report["ok"] and report["published"] > 0
     summary = (tmp_path / "200/desk/summary.md").read_text(encoding="utf-8")
     assert summary.count("## desk publish") == 4
-    # The preview's folder is the corpus's, never the repository's.
-    assert (tmp_path / "200/desk/cache/preview/site/index.html").is_file()
+    # The preview's folder (its index) is the corpus's, never the repository's.
+    assert list((tmp_path / "200/desk/cache/preview").glob("index-*.sqlite"))
     written = (tmp_path / "RESULTS.md").read_text(encoding="utf-8")
     assert re.search(r"; desk's code: commit [0-9a-f]{7,}( with uncommitted changes)?\.", written)
     assert "### Pictures: 3 stories (desk only)" in written

@@ -21,7 +21,7 @@ Two parts, kept apart:
     desk-urls.json): `recall_history` says which copy a build starts from.
 - **session** (`Session`), kept in memory by a long-running process (desk serve) and
   never saved: the template environment, the findings across stories, the content's
-  file lists, the stories' text digests.
+  file lists.
 
 The saved state is tied to one output folder by the site id in its marker; state that
 does not match the folder on disk is ignored, and a build without any cache is always
@@ -68,10 +68,6 @@ class Session:
     across: KeptChecks = field(default_factory=KeptChecks.kept)
     # The content's file lists, kept up to date from `changed`.
     listing: ContentListing = field(default_factory=ContentListing)
-    # Each story's text digest by path, with the digest of the file it was read from: the
-    # records of last publish are made for every story the site's build has not
-    # published, on every save (desk.content.edits.publish_records).
-    texts: dict[str, tuple[str, str]] = field(default_factory=dict)
     # Held while a process forks a worker, and by the server's threads while they use
     # what a worker gets a copy of (the render context, to make a page; the error
     # stream): a worker never inherits a lock one of them held half-way.

@@ -384,13 +384,14 @@ def _catalog(content: Content, config: Config, clock: Clock, history: UrlHistory
     session = cache.session
     catalog, problems = _with_media(build_catalog(content, config, clock, history), config,
                                     cache)
-    texts, parsed = read
-    kept = session.texts if session is not None else None
-    if kept is not None:  # a preview's text digests, read once (its history is the site's)
-        kept.update(texts)
-        texts = kept
+    # A preview's history is the site's on every save: its own records are kept, so a
+    # story's text is read once (see desk.build.cache.Session.records).
+    made_before = cache.state.history.published if (
+        session is not None and cache.state.history is not None) else None
     catalog = replace(catalog, history=publish_records(catalog.history, catalog.published,
-                                                       texts, parsed, kept))
+                                                       *read, made_before))
+    if session is not None:
+        cache.state.history = catalog.history
     return catalog, problems
 
 

@@ -96,7 +96,7 @@ def silent_edits(stories: Sequence[LoadedStory], history: UrlHistory,
 def publish_records(history: UrlHistory, published: Iterable[LoadedStory],
                     texts: Mapping[str, tuple[str, str]],
                     parsed: Mapping[str, ParsedStory],
-                    read: dict[str, tuple[str, str]] | None = None) -> UrlHistory:
+                    made_before: Mapping[str, str] | None = None) -> UrlHistory:
     """The history with the records of the stories this build publishes (drafts aside),
     and of no other (a withdrawn or deleted story's goes: the records are what the
     published stories are, however the build came to them, so a build from nothing
@@ -104,8 +104,9 @@ def publish_records(history: UrlHistory, published: Iterable[LoadedStory],
     its text from what was read already (`texts`: the inspection's and silent_edits';
     `parsed`), else read now (a story inspected before and published only now: a
     scheduled one come due; every story once, after an upgrade from a history without
-    records). UNKNOWN only when its file changed meanwhile. `read`, if given, is told
-    each text read now (by path: the story's digest and its text's)."""
+    records). UNKNOWN only when its file changed meanwhile. `made_before`: records made
+    by an earlier call, by id, kept when they name the story's file as a history's are
+    (desk serve's, whose history is the site's: a record is what the file is)."""
     records = history.published
     made: dict[str, str] = {}
     for item in published:
@@ -113,16 +114,13 @@ def publish_records(history: UrlHistory, published: Iterable[LoadedStory],
         known = records.get(story_id)
         if item.draft:
             continue
+        if known is None or not known.startswith(item.digest[:SHORT]):
+            known = made_before.get(story_id) if made_before is not None else None
         if known is not None and known.startswith(item.digest[:SHORT]):
             made[story_id] = known
             continue
         told = texts.get(item.path)
-        if told is not None and told[0] == item.digest:
-            text: str | None = told[1]
-        else:
-            text = _text(item, parsed)
-            if read is not None and text is not None:
-                read[item.path] = (item.digest, text)
+        text = told[1] if told is not None and told[0] == item.digest else _text(item, parsed)
         made[story_id] = Record(item.digest[:SHORT], text or UNKNOWN,
                                 len(item.summary.corrections)).line()
     return history.published_as(made)
