@@ -95,12 +95,11 @@ class Unit(NamedTuple):
     """Files rendered together and kept or replaced together, with what they depend on.
 
     `inputs` are every input of the files besides the site key; None means the files are
-    rendered on every build (cheap, or depending on the clock). `recurring` marks inputs
-    that are short and recur from build to build (worth caching in a long-running
-    process). A `standalone` unit's inputs are all it depends on: its key leaves out the
-    site key (desk's code, the templates, the settings), as an image's files do. `cost`
-    is its work in list pages (an image's file costs a hundred): a build shares its units
-    with forked workers when they add up to enough.
+    rendered on every build (cheap, or depending on the clock). A `standalone` unit's
+    inputs are all it depends on: its key leaves out the site key (desk's code, the
+    templates, the settings), as an image's files do. `cost` is its work in list pages (an
+    image's file costs a hundred): a build shares its units with forked workers when they
+    add up to enough.
 
     A named tuple, made at once: a build makes one for each of the 55,000 pages around
     the stories at 100,000 stories, most of them to be kept as they are.
@@ -109,7 +108,6 @@ class Unit(NamedTuple):
     id: str
     inputs: tuple[str, ...] | None
     render: Callable[[], Iterable[Output]]  # made as they are written, where it matters
-    recurring: bool = False
     standalone: bool = False
     cost: int = 1
     # The inputs, not made (`inputs` is None): they are the ones the last build gave the

@@ -27,7 +27,7 @@ def redirect_units(ctx: RenderContext) -> Units:
     """One page at each old URL of a moved story, sending readers to its page."""
     for moved in ctx.catalog.redirects:
         yield Unit(moved.path, ("redirect", moved.path, moved.target),
-                   partial(redirect_page, ctx, moved), recurring=True)
+                   partial(redirect_page, ctx, moved))
 
 
 def redirect_page(ctx: RenderContext, moved: Redirect) -> list[Output]:

@@ -82,8 +82,7 @@ def member_units(lists: Callable[[RenderContext], Iterator[Members]], ctx: Rende
                                     settled, partial(_stable_unit, ctx, members, settled))
             continue
         for page, inputs in _inputs(ctx, members):
-            yield Unit(page.path, inputs, partial(_render, ctx, members, page),
-                       recurring=True)
+            yield Unit(page.path, inputs, partial(_render, ctx, members, page))
 
 
 def _stable_unit(ctx: RenderContext, members: Members, settled: Callable[[int], bool],

@@ -252,8 +252,8 @@ def stable_unit(page: Slice[LoadedStory], settled: Callable[[int], bool],
     """A page of a list of stories in stable pages: carried over when it is `settled`
     (see RenderContext.settled), its inputs made only if the last build's are gone."""
     if settled(page.number):
-        return Unit(page.path, None, render, recurring=True, carried=inputs)
-    return Unit(page.path, inputs(), render, recurring=True)
+        return Unit(page.path, None, render, carried=inputs)
+    return Unit(page.path, inputs(), render)
 
 
 def stable_units(stories: Sequence[LoadedStory], size: int, path_of: Callable[[int], str],
@@ -375,7 +375,7 @@ def newsroom_units(ctx: RenderContext) -> Units:
                                     partial(_newsroom_stable_unit, ctx, group, settled))
             continue
         for page, inputs in _newsroom_inputs(ctx, group):
-            yield Unit(page.path, inputs, _newsroom_page(ctx, group, page), recurring=True)
+            yield Unit(page.path, inputs, _newsroom_page(ctx, group, page))
 
 
 def _newsroom_stable_unit(ctx: RenderContext, group: Group, settled: Callable[[int], bool],
@@ -515,8 +515,8 @@ def _edition_unit(ctx: RenderContext, editions: Sequence[Group], i: int) -> Unit
     inputs = partial(members_inputs, ctx, path, "edition.html", group.stories, *neighbours)
     name = EDITION.group(group.key)
     if ctx.unchanged(name):
-        return Unit(path, None, render, recurring=True, carried=inputs)
-    return Unit(path, inputs(), render, recurring=True)
+        return Unit(path, None, render, carried=inputs)
+    return Unit(path, inputs(), render)
 
 
 def _edition_page(ctx: RenderContext, group: Group, older: Group | None,
