@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from savedstate import execute, state_files
+from savedstate import execute, opened, state_files
 from storygen import REPO, make_corpus, make_story
 
 from desk.build.pipeline import build
@@ -120,6 +120,37 @@ def test_what_changed_since_the_index_was_read_is_what_is_written(tmp_path: Path
     assert execute(file, "DELETE FROM link WHERE story = ?", "content/stories/story-4.json") == 0
     write_state(again, file)  # nothing changed since it was read
     assert same(read_state(file), state)
+
+
+def test_last_publish_records_are_written_in_place_or_anew_in_their_order(
+        tmp_path: Path) -> None:
+    """A changed record is one row updated; a new order (a story published between
+    others) is the table rewritten: either way the records read back in their order."""
+    def records(*ids: str, edited: str = "") -> dict[str, str]:
+        return {i: f"{int(i):016x} {'e' * 16 if i == edited else '-'} 0" for i in ids}
+
+    file = tmp_path / "s.sqlite"
+    state = a_state()
+    urls = {str(n): (f"/stories/2026-11-09/s{n}/",) for n in range(10)}
+    state.history = UrlHistory(urls).published_as(records("0", "1", "2", "3"))
+    write_state(state, file)
+    state = read_state(file)
+    assert state.history is not None
+    state.history = state.history.published_as(records("0", "1", "2", "3", edited="1"))
+    write_state(state, file)
+    with opened(file) as db:
+        rows = db.execute("SELECT n, id FROM last_publish ORDER BY n").fetchall()
+        (edited,) = db.execute("SELECT record FROM last_publish WHERE id = '1'").fetchone()
+    assert rows == [(0, "0"), (1, "1"), (2, "2"), (3, "3")]
+    assert edited == records("1", edited="1")["1"]
+    again = read_state(file)
+    assert again.history is not None
+    assert list(again.history.published.items()) == list(state.history.published.items())
+    again.history = again.history.published_as(records("0", "9", "1", "2", "3", edited="1"))
+    write_state(again, file)
+    last = read_state(file).history
+    assert last is not None
+    assert list(last.published.items()) == list(again.history.published.items())
 
 
 def test_the_texts_of_stories_read_back_stay_in_the_index_until_shown(tmp_path: Path) -> None:

@@ -637,10 +637,13 @@ def _write_history(db: sqlite3.Connection, history: UrlHistory | None,
 def _write_last_publishes(db: sqlite3.Connection, history: UrlHistory | None,
                           before: UrlHistory | None) -> None:
     """The records of last publishes, in their order (the catalog's, which the site's
-    copy of the history keeps), rewritten whole when any changed since `before`."""
+    copy of the history keeps): with the same ids in the same order as `before`, the
+    changed ones (a save in desk serve: one of 100,000 rows); else rewritten whole."""
     records = history.published if history is not None else {}
     old = before.published if before is not None else None
-    if old is not None and list(old.items()) == list(records.items()):
+    if old is not None and list(old) == list(records):
+        db.executemany("UPDATE last_publish SET record = ? WHERE id = ?",
+                       [(v, k) for k, v in records.items() if old[k] != v])
         return
     db.execute("DELETE FROM last_publish")
     db.executemany("INSERT INTO last_publish VALUES (?, ?, ?)",
