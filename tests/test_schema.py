@@ -137,17 +137,19 @@ def assert_agree(doc: Any) -> None:
 # -- generated stories -----------------------------------------------------------------
 
 def pointers(value: Any, pointer: str = "") -> Iterator[str]:
-    """Every JSON pointer below value (not value's own)."""
+    """Every JSON pointer below value (not value's own), its keys escaped (RFC 6901: a
+    generated key may hold "/" or "~")."""
     items = (value.items() if isinstance(value, dict)
              else enumerate(value) if isinstance(value, list) else ())
     for key, item in items:
-        child = f"{pointer}/{key}"
+        child = f"{pointer}/{str(key).replace('~', '~0').replace('/', '~1')}"
         yield child
         yield from pointers(item, child)
 
 
 def parent_of(doc: Any, pointer: str) -> tuple[Any, str | int]:
-    *path, last = pointer.split("/")[1:]
+    *path, last = (part.replace("~1", "/").replace("~0", "~")
+                   for part in pointer.split("/")[1:])
     node = doc
     for part in path:
         node = node[int(part)] if isinstance(node, list) else node[part]
