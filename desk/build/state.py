@@ -8,14 +8,14 @@ The tables (SCHEMA; docs/internals.md explains them):
 
 - `file`: each inspected content file, with the stat and git blob id it was inspected
   under and its findings; `story`: the story it holds, with the fields lists, feeds
-  and keys are made of (indexed by what lists group and order by), and its texts;
-  `link`: each story's related links, in order;
+  and keys are made of, and its texts; `link`: each story's related links, in order;
 - `unit`: each rendered unit of the live site (a story's three files, a list page, a
   feed...) with the key it was rendered under, its files and its index.json digest;
   `spare_unit`: the spare folder's units where they differ from the live site's;
   `site`: the live site's and the spare's ids and loose files; `site_part`: the digests
   the live site's id is made of;
-- `url_history`: every URL path each story id was published at; `search_entry`: the
+- `url_history`: every URL path each story id was published at; `last_publish`: the
+  record of each story's last publish (desk.content.edits); `search_entry`: the
   entries of each sealed search bundle; `media`: the image files probed;
   `newsroom_title` and `held`: what the story keys were made under;
 - `setting`: the schema version, the check key and the site key.
@@ -24,10 +24,12 @@ A build reads it whole but the stories' texts, which stay in `story` until a pag
 them (IndexTexts). It writes what changed since it read it, in one transaction, so a
 build that dies leaves the last good index: the inspections and units whose records are
 not the ones read, those dropped, and the URL history's, search bundles' and spare's
-rows that changed. A file of another schema version, or one that cannot be read, is no
-index at all: the build starts afresh and writes it whole (a new file moved into place).
-The build lock (desk.build.lock) makes a build the index's only writer from its read to
-its write.
+rows that changed. The tables have no indexes beyond their keys: no query asks for
+more yet, and each costs every write and the file's size (one on the links' URLs was a
+sixth of it); an index comes with the query that needs it. A file of another schema
+version, or one that cannot be read, is no index at all: the build starts afresh and
+writes it whole (a new file moved into place). The build lock (desk.build.lock) makes a
+build the index's only writer from its read to its write.
 """
 
 from __future__ import annotations
@@ -61,7 +63,7 @@ from desk.urls import relative_file, usual_count
 
 # Bumped whenever SCHEMA, or what a row means, changes: a file of another version is
 # no index, and the next build writes it anew.
-STATE_VERSION = 20
+STATE_VERSION = 21
 # Saved indexes of output folders kept at most (the oldest go first).
 MAX_SAVED = 20
 SUFFIX = ".sqlite"
@@ -78,15 +80,9 @@ CREATE TABLE story (path TEXT PRIMARY KEY REFERENCES file ON DELETE CASCADE,
     corrections TEXT NOT NULL, images TEXT NOT NULL, slug TEXT NOT NULL,
     headline TEXT NOT NULL, dek TEXT NOT NULL, angle TEXT NOT NULL,
     trust_text TEXT NOT NULL, run_id TEXT NOT NULL, reviewed_by TEXT NOT NULL);
-CREATE INDEX story_newsroom ON story (newsroom, published_at);
-CREATE INDEX story_edition ON story (edition, published_at);
-CREATE INDEX story_beat ON story (beat, published_at);
-CREATE INDEX story_agent ON story (agent, published_at);
-CREATE INDEX story_url_path ON story (url_path);
 CREATE TABLE link (story TEXT NOT NULL REFERENCES story ON DELETE CASCADE,
     n INTEGER NOT NULL, url TEXT NOT NULL, headline TEXT NOT NULL,
     PRIMARY KEY (story, n)) WITHOUT ROWID;
-CREATE INDEX link_url ON link (url);
 CREATE TABLE unit (id TEXT PRIMARY KEY, key TEXT NOT NULL, usual INTEGER NOT NULL,
     files TEXT, digest TEXT NOT NULL);
 CREATE TABLE spare_unit (id TEXT PRIMARY KEY, key TEXT, usual INTEGER, files TEXT);
@@ -94,8 +90,7 @@ CREATE TABLE site (name TEXT PRIMARY KEY, id TEXT NOT NULL, loose TEXT NOT NULL)
 CREATE TABLE site_part (name TEXT PRIMARY KEY, digest TEXT NOT NULL);
 CREATE TABLE url_history (id TEXT NOT NULL, n INTEGER NOT NULL, path TEXT NOT NULL,
     PRIMARY KEY (id, n)) WITHOUT ROWID;
-CREATE TABLE last_publish (n INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE,
-    record TEXT NOT NULL);
+CREATE TABLE last_publish (id TEXT PRIMARY KEY, record TEXT NOT NULL) WITHOUT ROWID;
 CREATE TABLE search_entry (bundle TEXT NOT NULL, n INTEGER NOT NULL, entry TEXT NOT NULL,
     PRIMARY KEY (bundle, n)) WITHOUT ROWID;
 CREATE TABLE media (path TEXT PRIMARY KEY, record TEXT NOT NULL);
@@ -349,7 +344,7 @@ def _read_history(db: sqlite3.Connection) -> UrlHistory:
     for story_id, url_path in db.execute("SELECT id, path FROM url_history ORDER BY id, n"):
         urls.setdefault(story_id, []).append(url_path)
     found = history_from_json(urls)  # checked: a path outside the site is no index
-    records = dict(db.execute("SELECT id, record FROM last_publish ORDER BY n").fetchall())
+    records = dict(db.execute("SELECT id, record FROM last_publish ORDER BY id").fetchall())
     return found.published_as(records_from_json(records)) if records else found
 
 
@@ -636,18 +631,16 @@ def _write_history(db: sqlite3.Connection, history: UrlHistory | None,
 
 def _write_last_publishes(db: sqlite3.Connection, history: UrlHistory | None,
                           before: UrlHistory | None) -> None:
-    """The records of last publishes, in their order (the catalog's, which the site's
-    copy of the history keeps): with the same ids in the same order as `before`, the
-    changed ones (a save in desk serve: one of 100,000 rows); else rewritten whole."""
+    """The records of last publishes that changed since `before` (an hour's few, a save's
+    one), and the deletion of those gone; all of them when `before` is not known."""
     records = history.published if history is not None else {}
-    old = before.published if before is not None else None
-    if old is not None and list(old) == list(records):
-        db.executemany("UPDATE last_publish SET record = ? WHERE id = ?",
-                       [(v, k) for k, v in records.items() if old[k] != v])
-        return
-    db.execute("DELETE FROM last_publish")
-    db.executemany("INSERT INTO last_publish VALUES (?, ?, ?)",
-                   [(n, k, v) for n, (k, v) in enumerate(records.items())])
+    if before is None:
+        db.execute("DELETE FROM last_publish")
+    old = before.published if before is not None else {}
+    db.executemany("DELETE FROM last_publish WHERE id = ?",
+                   [(k,) for k in old if k not in records])
+    db.executemany("INSERT OR REPLACE INTO last_publish VALUES (?, ?)",
+                   [(k, v) for k, v in records.items() if old.get(k) != v])
 
 
 def _connect(path: Path, readonly: bool) -> sqlite3.Connection:

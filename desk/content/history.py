@@ -58,7 +58,7 @@ class UrlHistory:
     under one id at most."""
 
     urls: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    # The record of each story's last publish, by id (see _RECORDS).
+    # The record of each story's last publish, by id in order (see _RECORDS).
     published: Mapping[str, str] = field(default_factory=dict)
 
     def latest(self, story_id: str) -> str | None:
@@ -91,11 +91,14 @@ class UrlHistory:
         return UrlHistory(kept if _in_order(kept) else dict(sorted(kept.items())), published)
 
     def published_as(self, records: dict[str, str]) -> UrlHistory:
-        """The history with these records of last publishes, in the order given (the
-        catalog's: the same for any build of the same content, and not sorted again on
-        every build); itself when they are the ones it has, so that the saved state keeps
-        the history it holds."""
-        return self if records == self.published else UrlHistory(self.urls, records)
+        """The history with these records of last publishes, by id in order (as the
+        index reads them back and the site's copy lists them, whatever order a build made
+        them in); itself when they are the ones it has, so that the saved state keeps the
+        history it holds."""
+        if records == self.published:
+            return self
+        in_order = records if _in_order(records) else dict(sorted(records.items()))
+        return UrlHistory(self.urls, in_order)
 
     def to_json(self) -> Mapping[str, tuple[str, ...]]:
         """The JSON form of the history (ids in order; a tuple is a JSON array): not to
