@@ -158,7 +158,6 @@ class DevServer:
             self.state.publish(None, made.errors)
             self._report(reason, made, made.errors, time.perf_counter() - started)
             return made
-        self._save(cache)
         self.read = frozenset(made.ctx.parsed)
         if len(made.ctx.parsed) > KEEP_PARSED:  # a start's: read again when a page shows one
             made = replace(made, ctx=replace(made.ctx, parsed={}))
@@ -167,12 +166,14 @@ class DevServer:
         self.state.publish(PagesOnDemand(made, self._rendered, self._session.fork_gate), (),
                            page_warnings(made.catalog, by_file))
         self._tell_new_warnings(by_file)
+        self._save(cache)
         self._report(reason, report, (), time.perf_counter() - started)
         return report
 
     def _save(self, cache: BuildCache) -> None:
         """Keep the index for the next preparation and the next start (a failure, or
-        another preview writing it, costs only time)."""
+        another preview writing it, costs only time): once the new pages are served, as
+        they need nothing of it (a fresh clone's first index is 100,000 stories' rows)."""
         try:
             with self._folder.writing():
                 cache.save()
