@@ -25,7 +25,7 @@ import re
 from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 
@@ -37,6 +37,7 @@ from desk.content.findings import Finding, escape_pointer
 HISTORY_VERSION = 2
 HISTORY_VERSIONS = (1, 2)
 HISTORY_CODE = "url-history"
+T = TypeVar("T")
 # A last publish's record: the first 16 hex digits of the sha256 of the story's file (of
 # its index.json for a held-back story's stand-in) and of its text (desk.content.digests.
 # text_digest; "-" when not known), and its count of change records.
@@ -58,7 +59,7 @@ class UrlHistory:
     under one id at most."""
 
     urls: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    # The record of each story's last publish, by id in order (see _RECORDS).
+    # The record of each story's last publish, by id (see _RECORDS).
     published: Mapping[str, str] = field(default_factory=dict)
 
     def latest(self, story_id: str) -> str | None:
@@ -91,23 +92,22 @@ class UrlHistory:
         return UrlHistory(kept if _in_order(kept) else dict(sorted(kept.items())), published)
 
     def published_as(self, records: dict[str, str]) -> UrlHistory:
-        """The history with these records of last publishes, by id in order (as the
-        index reads them back and the site's copy lists them, whatever order a build made
-        them in); itself when they are the ones it has, so that the saved state keeps the
-        history it holds."""
-        if records == self.published:
-            return self
-        in_order = records if _in_order(records) else dict(sorted(records.items()))
-        return UrlHistory(self.urls, in_order)
+        """The history with these records of last publishes, in the order given (the
+        catalog's, or the index's: the site's copy lists them by id, see
+        published_json); itself when they are the ones it has, so that the saved state
+        keeps the history it holds."""
+        return self if records == self.published else UrlHistory(self.urls, records)
 
     def to_json(self) -> Mapping[str, tuple[str, ...]]:
         """The JSON form of the history (ids in order; a tuple is a JSON array): not to
         be changed, as it may be the history's own mapping."""
-        urls = self.urls
-        # As made it is a dict in order: itself, not a copy of an archive's worth.
-        if type(urls) is dict and _in_order(urls):
-            return urls
-        return dict(sorted(urls.items()))
+        return _by_id(self.urls)
+
+    def published_json(self) -> Mapping[str, str]:
+        """The records of last publishes as the site's copy lists them: by id, in order,
+        whatever order a build made them in (the same bytes from nothing or from the
+        index). Not to be changed, as it may be the history's own mapping."""
+        return _by_id(self.published)
 
 
 def redirects(history: UrlHistory, current: Mapping[str, str], live: Container[str]
@@ -131,7 +131,7 @@ def site_file(history: UrlHistory, moved: Sequence[Redirect], config: Config
         "version": HISTORY_VERSION,
         "base_url": config.base_url,
         "stories": history.to_json(),
-        "published": history.published,
+        "published": history.published_json(),
         "redirects": [{"from": r.path, "to": r.target, "id": r.id,
                        "object": urls.relative_file(r.path),
                        "location": urls.absolute(config, r.target)} for r in moved],
@@ -252,6 +252,14 @@ def _is_story_path(path: object) -> bool:
         return urls.story_path(parts[2], parts[3]) == path
     except ValueError:
         return False
+
+
+def _by_id(mapping: Mapping[str, T]) -> Mapping[str, T]:
+    """A mapping by id in order: itself when it is a dict in order already (as read back
+    or made in order, not a copy of an archive's worth), else a sorted copy."""
+    if type(mapping) is dict and _in_order(mapping):
+        return mapping
+    return dict(sorted(mapping.items()))
 
 
 def _in_order(urls: Mapping[str, Any]) -> bool:
