@@ -39,7 +39,7 @@ import os
 import re
 import shutil
 import sqlite3
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -204,12 +204,6 @@ class SavedState:
         the inspections and the URL history."""
         self.site_id, self.units, self.loose, self.spare = "", {}, (), None
         self.search, self.keyed_under, self.site_parts = {}, ("", ()), None
-
-    def forget_units(self, unit_ids: Collection[str]) -> None:
-        """Forget some units of the live site (their files are not what was recorded):
-        the next build renders them."""
-        self.units = {k: v for k, v in self.units.items() if k not in unit_ids}
-        self.site_parts = None  # no longer those of the units
 
     def advance(self, live_id: str | None, units: dict[str, UnitRecord],
                 loose: tuple[str, ...], site_id: str,

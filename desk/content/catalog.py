@@ -435,11 +435,6 @@ def beat_title(key: str, config: Config) -> str:
     return config.beats.get(key) or key.replace("-", " ").capitalize()
 
 
-def corrections_of(published: Sequence[LoadedStory]) -> tuple[Corrected, ...]:
-    """Every correction of the published stories, newest first (then by story)."""
-    return _newest_corrections([c for item in published for c in _corrections_in(item)])
-
-
 def _corrections_in(item: LoadedStory) -> list[Corrected]:
     return [Corrected(at, text, item, kind) for at, text, kind in item.summary.corrections]
 
