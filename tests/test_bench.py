@@ -17,6 +17,8 @@ from pathlib import Path
 import pytest
 from storygen import REPO
 
+from desk.build.writer import CHANGES
+
 pytestmark = pytest.mark.slow
 
 
@@ -154,6 +156,22 @@ def test_the_preview_goals_judge_the_first_save_and_the_folder() -> None:
     assert "on another port (after a preview on the usual one), page shown at 1.00 s, save → " \
         "new headline shown 1.50 s." in table
     assert "desk serve's folder after them: 100 MB (the built site: 640 MB)." in table
+    # After the fresh phase's hours the output folder holds their changes only: the site
+    # is not on disk, and the folder's goal is not judged against the changes.
+    desk["footprint"] = (100.0, 0.0)
+    assert "preview's folder ≤ a quarter" not in "\n".join(bench.goals(10_000, {"desk": desk}))
+    assert "(the built site: not on disk (public/ holds the last --changes-only build's " \
+        "changes))." in "\n".join(bench.table(10_000, {"desk": desk}, {"desk": "0.1.0"}))
+
+
+def test_the_site_s_size_is_not_taken_from_a_folder_of_changes(tmp_path: Path) -> None:
+    sys.path.insert(0, str(REPO / "bench"))
+    import bench  # type: ignore[import-not-found]
+
+    (tmp_path / "index.html").write_bytes(b"x" * 10_000)
+    assert bench.site_mb(tmp_path) > 0
+    (tmp_path / CHANGES).write_text("{}")
+    assert bench.site_mb(tmp_path) == 0.0
 
 
 def test_a_run_whose_newest_story_would_not_be_published_is_refused() -> None:
