@@ -149,26 +149,34 @@ class DevServer:
         # Asked only when not known: the watcher's paths (each save) or a first walk.
         self._session.changed = changed if self._loaded_once else None
         clock = Clock(self._now or datetime.now(UTC), self._future, drafts=True)
+        # The collector's first pass after a preparation scans the whole heap (0.17 s a
+        # save at 100,000 stories): it waits until the pages are shown and the index saved.
         with collector_paused():
             made = prepare(config, clock, cache, self._folder.path / "index", jobs)
-        self._loaded_once = True
+            self._loaded_once = True
+            report = self._show(made)
+            if report.ok:
+                self._save(cache)
+        self._report(reason, report, () if report.ok else report.errors,
+                     time.perf_counter() - started)
+        return report
+
+    def _show(self, made: Prepared | BuildReport) -> BuildReport:
+        """Publish a preparation's pages, or (refused) its errors over the last good
+        pages; its report."""
         if not isinstance(made, BuildReport):
             made = _templates_checked(made)
         if isinstance(made, BuildReport):  # refused: the last good pages stay
             self.state.publish(None, made.errors)
-            self._report(reason, made, made.errors, time.perf_counter() - started)
             return made
         self.read = frozenset(made.ctx.parsed)
         if len(made.ctx.parsed) > KEEP_PARSED:  # a start's: read again when a page shows one
             made = replace(made, ctx=replace(made.ctx, parsed={}))
-        report = _report_of(made)
         by_file = warnings_by_file(made.findings)
         self.state.publish(PagesOnDemand(made, self._rendered, self._session.fork_gate), (),
                            page_warnings(made.catalog, by_file))
         self._tell_new_warnings(by_file)
-        self._save(cache)
-        self._report(reason, report, (), time.perf_counter() - started)
-        return report
+        return _report_of(made)
 
     def _save(self, cache: BuildCache) -> None:
         """Keep the index for the next preparation and the next start (a failure, or
