@@ -8,19 +8,22 @@ import contextlib
 import dataclasses
 import hashlib
 import os
+import re
 import sqlite3
+from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 from savedstate import execute, opened, state_files
-from storygen import REPO, make_corpus, make_story
+from storygen import REPO, make_corpus, make_story, write_story
 
 from desk.build.pipeline import build
 from desk.build.records import FileRecord, Stat, UnitRecord
 from desk.build.state import (
     SCHEMA,
     STATE_VERSION,
+    IndexTexts,
     SavedState,
     read_state,
     unvouched,
@@ -190,6 +193,36 @@ def test_the_texts_of_stories_read_back_stay_in_the_index_until_shown(tmp_path: 
     execute(file, "UPDATE story SET digest = '0' WHERE path = ?", "content/stories/story-5.json")
     with pytest.raises(ContentChanged):
         state.inspected["content/stories/story-5.json"].story.summary.dek  # type: ignore[union-attr]  # noqa: B018
+
+
+def test_a_list_page_reads_each_story_s_texts_from_the_index_once(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Each text read alone is a query of the index: a card that read its headline, dek,
+    # angle... one by one made ten queries a story (0.4 s of an hour at 10,000 stories).
+    content = tmp_path / "content"
+    stories = make_corpus(content, 12)
+    config = load_config(REPO / "pyproject.toml", {
+        "cache_dir": tmp_path / "cache", "search": False, "content_dir": content,
+        "output_dir": tmp_path / "site"})
+    assert build(config, Clock(NOW)).ok
+    reads: Counter[str] = Counter()
+    read = IndexTexts.texts
+
+    def counted(self: IndexTexts, path: str, digest: str) -> Texts:
+        reads[Path(path).stem] += 1
+        return read(self, path, digest)
+
+    monkeypatch.setattr(IndexTexts, "texts", counted)
+    write_story(content, make_story(12, "climate", datetime(2026, 11, 10, 9, 30, tzinfo=UTC)))
+    assert build(config, Clock(NOW)).ok  # the lists it joins made again, from the index
+    site = tmp_path / "site"
+    shown = [f.read_text(encoding="utf-8") for f in site.rglob("*")
+             if f.suffix in (".html", ".txt", ".xml") and "/stories/" not in f.as_posix()]
+    assert len(reads) == len(stories)  # every story listed beside the new one
+    for data in stories:
+        headline = re.compile(re.escape(data["headline"]) + r"(?!\d)")
+        pages = sum(1 for text in shown if headline.search(text))
+        assert 0 < reads[data["slug"]] <= pages, data["slug"]
 
 
 def test_a_damaged_index_or_one_of_another_version_is_none(tmp_path: Path) -> None:

@@ -62,10 +62,10 @@ def llms_txt(catalog: Catalog, config: Config) -> str:
     for group in catalog.newsrooms:
         lines += [f"## {md_text(group.title)}", ""]
         for item in group.stories[:LLMS_STORIES_PER_NEWSROOM]:
-            story = item.summary
+            texts = item.summary.texts  # read once, not once a field
             link = md_url(urls.absolute(config, item.url_path + "index.md"))
-            note = f": {md_text(story.dek)}" if story.dek.strip() else ""
-            lines.append(f"- [{md_text(story.headline)}]({link}){note}")
+            note = f": {md_text(texts.dek)}" if texts.dek.strip() else ""
+            lines.append(f"- [{md_text(texts.headline)}]({link}){note}")
         lines.append("")
     lines += ["## Optional", ""]
     lines.append(f"- [Latest edition in full]({urls.absolute(config, urls.LLMS_FULL)})")

@@ -136,7 +136,7 @@ def _render(ctx: RenderContext, members: Members, page: Slice[LoadedStory]
 
 
 def _notes(items: Sequence[LoadedStory]) -> list[str]:
-    return [f"Run {item.summary.run_id}" if item.summary.run_id else "" for item in items]
+    return [f"Run {run}" if (run := item.summary.run_id) else "" for item in items]
 
 
 def agents_units(ctx: RenderContext) -> Units:

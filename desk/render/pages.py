@@ -127,12 +127,13 @@ def absolute(ctx: RenderContext, path: str) -> str:
 def card(ctx: RenderContext, item: LoadedStory) -> Card:
     """A story as lists show it."""
     story = item.summary
+    texts = story.texts  # read once: each text read alone is a query of the index
     path = item.url_path
     return Card(
         id=story.id,
-        headline=story.headline,
-        dek=story.dek,
-        angle=story.angle,
+        headline=texts.headline,
+        dek=texts.dek,
+        angle=texts.angle,
         href=href(ctx, path),
         url=absolute(ctx, path),
         published_at=story.published_at,
@@ -142,11 +143,11 @@ def card(ctx: RenderContext, item: LoadedStory) -> Card:
         edition=story.edition,
         edition_href=href(ctx, urls.edition_path(story.edition)),
         trust=story.trust,
-        trust_text=story.trust_text or story.trust,
+        trust_text=texts.trust_text or story.trust,
         digest=ctx.stories.digests.get(path, ""),
         draft=item.draft,
         image=card_src(story.images, ctx.config, ctx.catalog.media),
-        made=card_marker(story.reviewed_by),
+        made=card_marker(texts.reviewed_by),
     )
 
 
