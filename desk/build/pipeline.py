@@ -25,12 +25,22 @@ no second path. Walking one story through:
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Set
+from collections import ChainMap
+from collections.abc import (
+    Callable,
+    Iterable,
+    Iterator,
+    Mapping,
+    MutableMapping,
+    Sequence,
+    Set,
+)
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import partial
 from pathlib import Path
+from typing import cast
 
 from jinja2 import Environment, TemplateError
 
@@ -68,7 +78,7 @@ from desk.render import Output
 from desk.render.assets import Asset, collect_assets
 from desk.render.compiled import COMPILED_TEMPLATES, CompiledTemplates
 from desk.render.context import CarriedUnits, RenderContext, StoryResults, Unit, Units
-from desk.render.feeds import feed_members
+from desk.render.feeds import Entry, feed_members, story_entry
 from desk.render.since import since_last
 from desk.render.site import site_units
 from desk.render.story import RenderedStory, Wanted, render_story_unit
@@ -216,7 +226,7 @@ def prepare(config: Config, clock: Clock, cache: BuildCache, site: Path | Change
     try:
         ctx, keys = _prepared(render_context(catalog, config, clock, cache.session, assets,
                                              cache.file and cache.file.parent),
-                              assets, cache.session, parsed)
+                              assets, cache.state.entries, parsed)
     except Exception as exc:
         failure = describe_failure(exc, config.templates_dir)
         if failure is None:
@@ -256,8 +266,8 @@ def _render_and_write(prepared: Prepared, target: Target, cache: BuildCache,
         plan = Plan(prepared.keys, ledger, writer, prepared.sorted_out.stand_ins, left,
                     _settled(cache, catalog, ledger, left, config,
                              _keyed_under(prepared.keys, catalog)))
-        indexed = _render_and_index(prepared.ctx, plan, prepared.assets, (cache, workers),
-                                    timer)
+        indexed, rendered = _render_and_index(prepared.ctx, plan, prepared.assets,
+                                             (cache, workers), timer)
         findings += indexed.findings
         changes = ledger.changes()  # for the site id and the state's difference alike
         site_id, parts = ledger.site_id(changes)
@@ -274,7 +284,7 @@ def _render_and_write(prepared: Prepared, target: Target, cache: BuildCache,
             cache.forget()  # the next build starts afresh
         return BuildReport(False, _with_held([failure, *findings], held),
                            timings=timer.timings)
-    _remember(cache, plan, catalog, indexed, (site_id, parts), changes)
+    _remember(cache, plan, (rendered, indexed), (site_id, parts), changes)
     timer.lap("save")
     return BuildReport(ok=True, findings=tuple(findings), published=catalog.published,
                        held=catalog.held, files=writer.files, bytes=writer.bytes,
@@ -284,13 +294,18 @@ def _render_and_write(prepared: Prepared, target: Target, cache: BuildCache,
                        held_back=held, newsrooms=catalog.newsrooms, editions=catalog.editions)
 
 
-def _remember(cache: BuildCache, plan: Plan, catalog: Catalog, indexed: Indexed,
+def _remember(cache: BuildCache, plan: Plan,
+              built: tuple[RenderContext, Indexed],
               site: tuple[str, dict[str, str] | None], changes: UnitChanges) -> None:
     """Save what the next build starts from: the site built (`site`: its id and its
     units' parts' digests, when made; `changes`: what it did to the last build's units),
-    its URL history, search bundles, what its keys were made under and which stories
-    were held."""
+    its URL history, search bundles, feed entries, what its keys were made under and
+    which stories were held."""
     state, writer, ledger = cache.state, plan.writer, plan.ledger
+    ctx, indexed = built
+    catalog = ctx.catalog
+    state.entries = ctx.stories.entries  # type: ignore[assignment]  # Entry values only
+    state.entry_keys = kept_entries(ctx)
     state.advance(writer.previous_id, ledger.units, writer.loose_files(ledger.rendered_files),
                   *site, changes)
     state.history = catalog.history
@@ -435,17 +450,21 @@ def _clean_blobs(content: Path) -> Callable[[], Mapping[str, str]]:
     return clean
 
 
-def _prepared(ctx: RenderContext, assets: tuple[Asset, ...], session: Session | None,
+def _prepared(ctx: RenderContext, assets: tuple[Asset, ...], entries: Mapping[str, Entry],
               parsed: dict[str, ParsedStory]) -> tuple[RenderContext, KeyMaker]:
-    """The render context with what this build parsed and recalls, and the unit keys."""
+    """The render context with what this build parsed and the feed entries the index
+    keeps, and the unit keys."""
     # Every page shows the site values (the newsroom's pages in the navigation, the
     # policies in the JSON-LD): they are part of every key.
     keys = KeyMaker(site_key(ctx.config, (a.path for a in assets), repr(ctx.site)))
-    return replace(ctx, parsed=parsed), keys
+    # The entries made in this process go into the first map; the index's are only read.
+    kept = ChainMap({}, cast(MutableMapping[str, object], entries))
+    return replace(ctx, parsed=parsed, stories=StoryResults(entries=kept)), keys
 
 
 def _render_and_index(ctx: RenderContext, plan: Plan, assets: tuple[Asset, ...],
-                      using: tuple[BuildCache, Workers], timer: Timer) -> Indexed:
+                      using: tuple[BuildCache, Workers], timer: Timer
+                      ) -> tuple[Indexed, RenderContext]:
     """Every file of the site and the search index: the stories first, then the search
     index of them (Pagefind, in its own process) while the pages around them render."""
     cache, workers = using
@@ -456,7 +475,7 @@ def _render_and_index(ctx: RenderContext, plan: Plan, assets: tuple[Asset, ...],
     if not ctx.config.search:
         render_around(ctx, plan, assets, workers)
         timer.lap("render")
-        return Indexed()
+        return Indexed(), ctx
     indexing = _start_search(ctx, cache, plan.ledger, plan.writer)
     try:
         render_around(ctx, plan, assets, workers)
@@ -465,7 +484,7 @@ def _render_and_index(ctx: RenderContext, plan: Plan, assets: tuple[Asset, ...],
     finally:
         indexing.cancel()  # after a failure: no Pagefind left running, no scratch folder
     timer.lap("search")  # the part of indexing the pages around the stories did not hide
-    return indexed
+    return indexed, ctx
 
 
 def _start_search(ctx: RenderContext, cache: BuildCache, ledger: Ledger, writer: SiteWriter
@@ -689,9 +708,27 @@ def render_context(catalog: Catalog, config: Config, clock: Clock, session: Sess
 
 
 def render_story_pages(ctx: RenderContext, plan: Plan, workers: Workers) -> RenderContext:
-    """Every story kept or rendered: the context with what the pages around them need."""
+    """Every story kept or rendered: the context with what the pages around them need,
+    the feed entries of every story some feed carries among it."""
     in_feeds = frozenset(feed_members(ctx.catalog, ctx.config))
-    return replace(ctx, stories=render_stories(ctx, plan, {}, in_feeds, workers))
+    ctx = replace(ctx, stories=render_stories(ctx, plan, ctx.stories.entries, in_feeds,
+                                              workers))
+    entries = ctx.stories.entries
+    for path in sorted(in_feeds):
+        # Made here when neither captured nor kept in the index, whichever process
+        # renders the feed: the index keeps them for the next build.
+        item = ctx.catalog.by_path[path]
+        if ctx.story_key(path, item.digest) not in entries:
+            story_entry(ctx, item)
+    return ctx
+
+
+def kept_entries(ctx: RenderContext) -> frozenset[str]:
+    """The keys of the feed entries the index keeps: those of the stories some feed
+    carries, by the key their page was rendered or kept under."""
+    keys = ctx.stories.keys
+    return frozenset(keys[path] for path in feed_members(ctx.catalog, ctx.config)
+                     if path in keys)
 
 
 def render_around(ctx: RenderContext, plan: Plan, assets: tuple[Asset, ...],
@@ -704,13 +741,13 @@ def render_around(ctx: RenderContext, plan: Plan, assets: tuple[Asset, ...],
         plan.writer.copy(asset.source, asset.path)
 
 
-def render_stories(ctx: RenderContext, plan: Plan, entries: dict[str, object],
+def render_stories(ctx: RenderContext, plan: Plan, entries: MutableMapping[str, object],
                    in_feeds: frozenset[str], workers: Workers) -> StoryResults:
     """Each published story kept or rendered (in forked workers when there are many);
     what the pages around the stories need to know of them (`in_feeds`: the paths of the
     stories some feed carries, whose entries are captured as they render)."""
     markdown: dict[str, bytes] = {}
-    entries = dict(entries)
+    entries = ChainMap({}, entries)  # the index's entries are read when a feed asks
     todo: list[tuple[LoadedStory, str]] = []
     changed: set[str] = set()  # stand-ins and rendered stories: their keys may be new
     catalog, key_of, reuse = ctx.catalog, story_key(ctx, plan.keys), plan.ledger.reuse

@@ -17,19 +17,21 @@ The tables (SCHEMA; docs/internals.md explains them):
 - `url_history`: every URL path each story id was published at; `last_publish`: the
   record of each story's last publish (desk.content.edits); `search_entry`: the
   entries of each sealed search bundle; `media`: the image files probed;
-  `newsroom_title` and `held`: what the story keys were made under;
+  `newsroom_title` and `held`: what the story keys were made under; `feed_entry`:
+  the feed entries of the stories some feed carries, by story key (desk.render.feeds);
 - `setting`: the schema version, the check key and the site key.
 
-A build reads it whole but the stories' texts, which stay in `story` until a page shows
-them (IndexTexts). It writes what changed since it read it, in one transaction, so a
-build that dies leaves the last good index: the inspections and units whose records are
-not the ones read, those dropped, and the URL history's, search bundles' and spare's
-rows that changed. The tables have no indexes beyond their keys: no query asks for
-more yet, and each costs every write and the file's size (one on the links' URLs was a
-sixth of it); an index comes with the query that needs it. A file of another schema
-version, or one that cannot be read, is no index at all: the build starts afresh and
-writes it whole (a new file moved into place). The build lock (desk.build.lock) makes a
-build the index's only writer from its read to its write.
+A build reads it whole but the stories' texts and the feed entries, which stay in the
+index until a page shows them (IndexTexts, IndexEntries). It writes what changed since
+it read it, in one transaction, so a build that dies leaves the last good index: the
+inspections and units whose records are not the ones read, those dropped, and the URL
+history's, search bundles', spare's and feed entries' rows that changed. The tables
+have no indexes beyond their keys: no query asks for more yet, and each costs every
+write and the file's size (one on the links' URLs was a sixth of it); an index comes
+with the query that needs it. A file of another schema version, or one that cannot be
+read, is no index at all: the build starts afresh and writes it whole (a new file
+moved into place). The build lock (desk.build.lock) makes a build the index's only
+writer from its read to its write.
 """
 
 from __future__ import annotations
@@ -59,11 +61,12 @@ from desk.build.records import (
 from desk.build.writer import SiteRecord, UnitFiles
 from desk.content.history import UrlHistory, history_from_json, records_from_json
 from desk.content.loader import ContentChanged, LoadedStory, StoredTexts, Summary, Texts
+from desk.render.feeds import Entry
 from desk.urls import relative_file, usual_count
 
 # Bumped whenever SCHEMA, or what a row means, changes: a file of another version is
 # no index, and the next build writes it anew.
-STATE_VERSION = 21
+STATE_VERSION = 22
 # Saved indexes of output folders kept at most (the oldest go first).
 MAX_SAVED = 20
 SUFFIX = ".sqlite"
@@ -96,6 +99,8 @@ CREATE TABLE search_entry (bundle TEXT NOT NULL, n INTEGER NOT NULL, entry TEXT 
 CREATE TABLE media (path TEXT PRIMARY KEY, record TEXT NOT NULL);
 CREATE TABLE newsroom_title (newsroom TEXT PRIMARY KEY, title TEXT NOT NULL);
 CREATE TABLE held (url_path TEXT PRIMARY KEY);
+CREATE TABLE feed_entry (key TEXT PRIMARY KEY, modified_at TEXT NOT NULL, rss TEXT NOT NULL,
+    atom TEXT NOT NULL, json TEXT NOT NULL);
 """
 
 _STORY_COLUMNS = ("path, digest, url_path, search_entry, id, newsroom, newsroom_title, "
@@ -117,6 +122,7 @@ class Stored:
     history: UrlHistory | None
     search: Mapping[str, tuple[str, ...]]
     media: Mapping[str, Sequence[Any]]
+    entries: frozenset[str]  # the keys of the feed entries
 
 
 @dataclass(frozen=True)
@@ -150,6 +156,10 @@ class SavedState:
     # links are the last build's has the key it had (see desk.build.pipeline).
     keyed_under: tuple[str, tuple[tuple[str, str], ...]] = ("", ())
     held: tuple[str, ...] = ()  # the URL paths of the stories held back (their key differs)
+    # Feed entries by story key (the index's, and those made since), and the keys of
+    # those to keep: the stories some feed carries (None: the ones the index holds).
+    entries: Mapping[str, Entry] = field(default_factory=dict)
+    entry_keys: frozenset[str] | None = None
     # The digests of the parts of `units` that `site_id` is made of (keys.site_parts),
     # when known: an hourly build makes again only those of the parts it touched.
     site_parts: dict[str, str] | None = None
@@ -266,14 +276,16 @@ def _read_state(db: sqlite3.Connection, path: Path, spare: bool, records: bool
     media = {p: orjson.loads(r) for p, r in db.execute("SELECT path, record FROM media")}
     titles = tuple(db.execute("SELECT newsroom, title FROM newsroom_title ORDER BY rowid"))
     held = tuple(p for (p,) in db.execute("SELECT url_path FROM held ORDER BY url_path"))
+    entries = IndexEntries(db, path)
     state = SavedState(
         site_id=site_id, units=units, loose=loose, check_key=settings.get("check_key", ""),
         inspected=inspected,
         spare=_read_spare(db, sites.get("spare"), units) if spare and records else None,
         history=history, search={b: tuple(e) for b, e in search.items()}, media=media,
         keyed_under=(settings.get("site_key", ""), titles), held=held,
-        site_parts=parts if has_parts else None)
-    state.stored = Stored(path, dict(inspected), units, history, dict(state.search), media)
+        site_parts=parts if has_parts else None, entries=entries)
+    state.stored = Stored(path, dict(inspected), units, history, dict(state.search), media,
+                          frozenset(entries))
     return state
 
 
@@ -346,31 +358,67 @@ def _loose(data: str) -> tuple[str, ...]:
     return tuple(relative_file("/" + name) for name in orjson.loads(data))
 
 
-class IndexTexts:
-    """The stories' texts (headline, dek...), left in the index until a page shows them.
-
-    Read through the connection the state was read with, which sees that file even when
-    a later build replaces it; a forked process opens its own (a connection must not
-    cross a fork). Texts whose story's digest is not the one inspected mean the file was
-    changed by another build meanwhile: ContentChanged, as for a story file."""
+class IndexReader:
+    """Rows left in the index until they are needed, read through the connection the
+    state was read with, which sees that file even when a later build replaces it; a
+    forked process opens its own (a connection must not cross a fork)."""
 
     def __init__(self, db: sqlite3.Connection, file: Path) -> None:
         self._db, self._file, self._pid = db, file, os.getpid()
 
-    def texts(self, path: str, digest: str) -> Texts:
-        """The texts of the story file `path` inspected with bytes of this digest."""
+    def _connection(self) -> sqlite3.Connection:
         if self._pid != os.getpid():
             self._db, self._pid = _connect(self._file, readonly=True), os.getpid()
+        return self._db
+
+
+class IndexTexts(IndexReader):
+    """The stories' texts (headline, dek...), left in the index until a page shows them.
+    Texts whose story's digest is not the one inspected mean the file was changed by
+    another build meanwhile: ContentChanged, as for a story file."""
+
+    def texts(self, path: str, digest: str) -> Texts:
+        """The texts of the story file `path` inspected with bytes of this digest."""
+        db = self._connection()
         try:
-            row = self._db.execute(f"SELECT {_TEXT_COLUMNS} FROM story "  # noqa: S608
-                                   "WHERE path = ? AND digest = ?", (path, digest)).fetchone()
-            related = tuple(h for (h,) in self._db.execute(
+            row = db.execute(f"SELECT {_TEXT_COLUMNS} FROM story "  # noqa: S608
+                             "WHERE path = ? AND digest = ?", (path, digest)).fetchone()
+            related = tuple(h for (h,) in db.execute(
                 "SELECT headline FROM link WHERE story = ? ORDER BY n", (path,)))
         except sqlite3.Error:
             row = None
         if row is None:
             raise ContentChanged(path)
         return Texts._make([*row, related])
+
+
+class IndexEntries(IndexReader, Mapping[str, Entry]):
+    """The feed entries kept in the index, by story key: their keys read with the state,
+    each entry when a feed asks for it."""
+
+    def __init__(self, db: sqlite3.Connection, file: Path) -> None:
+        super().__init__(db, file)
+        self._keys = frozenset(k for (k,) in db.execute("SELECT key FROM feed_entry"))
+
+    def __getitem__(self, key: str) -> Entry:
+        row = None
+        if key in self._keys:
+            with contextlib.suppress(sqlite3.Error):
+                row = self._connection().execute(
+                    "SELECT modified_at, rss, atom, json FROM feed_entry WHERE key = ?",
+                    (key,)).fetchone()
+        if row is None:  # gone with a later build's write: made again from the file
+            raise KeyError(key)
+        return Entry(datetime.fromisoformat(row[0]), *row[1:])
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._keys
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._keys)
+
+    def __len__(self) -> int:
+        return len(self._keys)
 
 
 class Overlay(Mapping[str, UnitRecord]):
@@ -442,7 +490,7 @@ def write_state(state: SavedState, path: Path) -> None:
     if stored is None or stored.file != path or not _write_changes(state, stored, path):
         _write_whole(state, path)
     state.stored = Stored(path, dict(state.inspected), state.units, state.history,
-                          dict(state.search), state.media)
+                          dict(state.search), state.media, _entry_keys(state))
     _prune(path.parent, keep=path)
 
 
@@ -588,6 +636,23 @@ def _write_rest(db: sqlite3.Connection, state: SavedState, stored: Stored | None
     db.executemany("INSERT INTO newsroom_title VALUES (?, ?)", state.keyed_under[1])
     db.execute("DELETE FROM held")
     db.executemany("INSERT INTO held VALUES (?)", [(p,) for p in state.held])
+    _write_entries(db, state, stored.entries if stored is not None else frozenset())
+
+
+def _entry_keys(state: SavedState) -> frozenset[str]:
+    return state.entry_keys if state.entry_keys is not None else frozenset(state.entries)
+
+
+def _write_entries(db: sqlite3.Connection, state: SavedState, before: frozenset[str]) -> None:
+    """The feed entries to keep that the index lacks, and the deletion of the others."""
+    keep, entries = _entry_keys(state), state.entries
+    db.executemany("DELETE FROM feed_entry WHERE key = ?", [(k,) for k in before - keep])
+    rows = []
+    for key in sorted(keep - before):
+        with contextlib.suppress(KeyError):  # kept in a file another build rewrote
+            entry = entries[key]
+            rows.append((key, entry.modified_at.isoformat(), entry.rss, entry.atom, entry.json))
+    db.executemany("INSERT OR REPLACE INTO feed_entry VALUES (?, ?, ?, ?, ?)", rows)
 
 
 def _write_spare(db: sqlite3.Connection, state: SavedState, spare: SiteRecord) -> None:

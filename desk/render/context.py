@@ -8,7 +8,7 @@ rendered (feed entries, the latest edition's Markdown).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, NamedTuple, TypeVar
@@ -35,8 +35,8 @@ class StoryResults:
     digests: Mapping[str, str] = field(default_factory=dict)  # index.json sha256, by path
     markdown: Mapping[str, bytes] = field(default_factory=dict)  # latest edition's index.md
     # Feed entries (desk.render.feeds.Entry) by story key: captured while rendering, or
-    # kept by a long-running process; feeds add the ones they render themselves.
-    entries: dict[str, object] = field(default_factory=dict)
+    # kept in the index; feeds add the ones they make themselves.
+    entries: MutableMapping[str, object] = field(default_factory=dict)
     # The paths of the stories whose key may differ from the last build's (None: not
     # known, so nothing recalled from the last build is used).
     changed: frozenset[str] | None = None

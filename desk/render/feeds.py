@@ -12,8 +12,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from email.utils import format_datetime
 from functools import partial
-from typing import Any
+from typing import Any, NamedTuple
 
+import orjson
 from jinja2 import Environment
 
 from desk import urls
@@ -31,17 +32,15 @@ JSON_FEED_VERSION = "https://jsonfeed.org/version/1.1"
 Scope = tuple[str, str, str, tuple[LoadedStory, ...]]
 
 
-@dataclass(frozen=True)
-class Entry:
-    """One story as a feed entry."""
+class Entry(NamedTuple):
+    """One story as a feed entry, in each format: made once per story key (the key says
+    everything the entry shows) and kept in the index, so a feed that changes reads its
+    other entries from there, not from their story files."""
 
-    view: StoryView
-    content_html: str
-
-    @property
-    def rfc822_published(self) -> str:
-        """pubDate in RFC 822 form."""
-        return format_datetime(self.view.story.published_at, usegmt=True)
+    modified_at: datetime
+    rss: str  # the <item>
+    atom: str  # the <entry>
+    json: str  # the JSON Feed item, as JSON
 
 
 @dataclass(frozen=True)
@@ -99,19 +98,26 @@ def feed_units(ctx: RenderContext) -> Units:
 
 
 def story_entry(ctx: RenderContext, item: LoadedStory) -> Entry:
-    """A story's feed entry: captured, or rendered from its file."""
+    """A story's feed entry: captured, kept in the index, or made from its file."""
     key = ctx.story_key(item.url_path, item.digest)
     found = ctx.stories.entries.get(key)
     if not isinstance(found, Entry):
         found = make_entry(story_view(ctx.read(item)[0], ctx.catalog, ctx.config, ctx.prose,
-                                      item.draft), ctx.env)
+                                      item.draft), ctx.env, ctx.config)
         ctx.stories.entries[key] = found
     return found
 
 
-def make_entry(view: StoryView, env: Environment) -> Entry:
+def make_entry(view: StoryView, env: Environment, config: Config) -> Entry:
     """A story's feed entry from its view."""
-    return Entry(view, env.get_template("feed_content.html").render(view=view))
+    content_html = env.get_template("feed_content.html").render(view=view)
+    published = format_datetime(view.story.published_at, usegmt=True)
+    return Entry(
+        view.modified_at,
+        env.get_template("feed_item.xml").render(view=view, content_html=content_html,
+                                                 published=published),
+        env.get_template("atom_entry.xml").render(view=view, content_html=content_html),
+        orjson.dumps(json_item(view, content_html, config)).decode())
 
 
 def render_feed(ctx: RenderContext, scope: Scope) -> list[Output]:
@@ -126,7 +132,7 @@ def render_feed(ctx: RenderContext, scope: Scope) -> list[Output]:
         rss_url=urls.absolute(config, urls.feed_in(folder, urls.FEED_RSS)),
         atom_url=urls.absolute(config, urls.feed_in(folder, urls.FEED_ATOM)),
         json_url=urls.absolute(config, urls.feed_in(folder, urls.FEED_JSON)),
-        updated=max((e.view.modified_at for e in chosen), default=ctx.now),
+        updated=max((e.modified_at for e in chosen), default=ctx.now),
         entries=chosen,
         hub_url=config.feed_hub,
     )
@@ -148,19 +154,18 @@ def json_feed(feed: Feed, config: Config) -> dict[str, Any]:
         "language": config.language,
         "authors": [{"name": config.title, "url": urls.absolute(config, urls.HOME)}],
         **({"hubs": [{"type": "WebSub", "url": feed.hub_url}]} if feed.hub_url else {}),
-        "items": [json_item(e, config) for e in feed.entries],
+        "items": [orjson.loads(e.json) for e in feed.entries],
     }
 
 
-def json_item(entry: Entry, config: Config) -> dict[str, Any]:
+def json_item(view: StoryView, content_html: str, config: Config) -> dict[str, Any]:
     """One JSON Feed item."""
-    view = entry.view
     story = view.story
     item: dict[str, Any] = {
         "id": view.entry_id,
         "url": view.url,
         "title": story.headline,
-        "content_html": entry.content_html,
+        "content_html": content_html,
         "date_published": isotime(story.published_at),
         "date_modified": isotime(view.modified_at),
         "tags": [view.newsroom_title],

@@ -92,7 +92,7 @@ def render_story_unit(item: LoadedStory, key: str, ctx: RenderContext, wanted: W
     outputs, view = render_story(*ctx.read(item), ctx, item.draft, item.search_entry)
     path = item.url_path
     markdown = outputs[1].data if path in wanted.markdown else None
-    entry = make_entry(view, ctx.env) if path in wanted.entries else None
+    entry = make_entry(view, ctx.env, ctx.config) if path in wanted.entries else None
     record = RenderedStory(path, key, tuple(urls.relative_file(o.path) for o in outputs),
                            sum(len(o.data) for o in outputs),
                            hashlib.sha256(outputs[2].data).hexdigest(), markdown, entry)

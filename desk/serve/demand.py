@@ -64,7 +64,7 @@ class PagesOnDemand:
         # groups no change touched): made when a page is asked for, to key it.
         self._ctx = replace(ctx, since=Since(frozenset()), stories=StoryResults(
             keys=_Lazy(self._story_key, ctx.catalog.by_path),
-            digests=_Lazy(self.digest, ctx.catalog.by_path)))
+            digests=_Lazy(self.digest, ctx.catalog.by_path), entries=ctx.stories.entries))
         self._assets = {urls.relative_file(a.path): a.source for a in prepared.assets}
         self._lock = threading.RLock()  # a page asks for its stories' digests within
         self._gate = gate or nullcontext()
