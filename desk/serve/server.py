@@ -141,17 +141,18 @@ class DevServer:
                              for line in str(exc).splitlines())
             self._failed(reason, findings, started)
             return None
-        problems = self._start_history(config)
-        if problems:
-            self._failed(reason, problems, started)
-            return None
-        cache = self._cache
-        # Asked only when not known: the watcher's paths (each save) or a first walk.
-        self._session.changed = changed if self._loaded_once else None
-        clock = Clock(self._now or datetime.now(UTC), self._future, drafts=True)
-        # The collector's first pass after a preparation scans the whole heap (0.17 s a
-        # save at 100,000 stories): it waits until the pages are shown and the index saved.
+        # The collector's passes over the objects an index's read makes, and its first
+        # pass after a preparation over the whole heap (0.17 s a save at 100,000
+        # stories): it waits until the pages are shown and the index saved.
         with collector_paused():
+            problems = self._start_history(config)
+            if problems:
+                self._failed(reason, problems, started)
+                return None
+            cache = self._cache
+            # Asked only when not known: the watcher's paths (each save) or a first walk.
+            self._session.changed = changed if self._loaded_once else None
+            clock = Clock(self._now or datetime.now(UTC), self._future, drafts=True)
             made = prepare(config, clock, cache, self._folder.path / "index", jobs)
             self._loaded_once = True
             report = self._show(made)
