@@ -256,6 +256,24 @@ def test_a_fresh_runner_reads_the_url_history_back_from_the_last_deploy(
     assert f"{deployed}: /stories/1/0: not a desk URL history" in refused.stderr
 
 
+def test_a_withdrawal_taken_back_brings_the_story_back_from_its_untouched_file(
+        tmp_path: Path) -> None:
+    # The last build left a unit at the story's URL (the notice) and the story's file is
+    # the one it read: nothing but the withdrawal tells that the story's key changed.
+    content, out = tmp_path / "content", tmp_path / "public"
+    for n in (1, 2, 3):
+        write_story(content, make_story(n), f"{n}.json")
+    config = config_for(content, out)
+    assert build(config, Clock(NOW_TIME)).ok
+    write_withdrawal(content, "10002", reason="Checked again.")
+    assert build(config, Clock(NOW_TIME)).ok
+    assert_notice(tree(out), TWO, "Checked again.")
+    (content / "withdrawn/10002.json").unlink()
+    assert build(config, Clock(NOW_TIME)).ok
+    assert b"Headline of story 2" in (out / TWO.strip("/") / "index.html").read_bytes()
+    assert tree(out) == from_nothing(config, out, "fresh")
+
+
 def test_a_withdrawal_leaves_a_notice_and_the_story_nowhere_else(desk, tmp_path: Path) -> None:
     content, out = tmp_path / "content", tmp_path / "public"
     for n in (1, 2, 3):

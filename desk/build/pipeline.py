@@ -330,19 +330,23 @@ def _settled(cache: BuildCache, catalog: Catalog, ledger: Ledger,
     hourly build, and a second when stories link to four others): when what changed
     since that build is known (`left`; in desk serve, only while it recalls no key of its
     own: see story_key) and its site key and newsroom titles are this build's, a story read
-    with the saved state from a file unchanged since, not held back then (its key was
-    the held pages'), with no image file (which may change apart from it) and no related
-    link that may lead to a story whose page, or whether it has one, may differ from the
-    last build's. None: not known."""
+    with the saved state from a file unchanged since, published then (not withdrawn:
+    its page was the notice; not held back: its key was the held pages'), with no image
+    file (which may change apart from it) and no related link that may lead to a story
+    whose page, or whether it has one, may differ from the last build's. None: not
+    known."""
     state = cache.state
-    if left is None or state.keyed_under != keyed_under:
+    if left is None or state.history is None or state.keyed_under != keyed_under:
         return None
     records, held = state.inspected, frozenset(state.held)
-    # Those read with the index from a file unchanged since and not held back then.
+    # The last build's records of publishes name the stories it published (not drafts).
+    published_then = state.history.published
+    # Those read with the index from a file unchanged since and published then.
     unchanged = state.read_unchanged
     stale = {item.url_path for item in catalog.published
              if (record := records.get(item.path)) is None or record.story is not item
-             or not unchanged(item.path) or item.url_path in held}
+             or not unchanged(item.path) or item.url_path in held
+             or item.summary.id not in published_then}
     differ = stale | {item.url_path for item in left}
     differ.update(path for path in catalog.by_path if not ledger.had(path))
     differ.update(old for old, new in catalog.moved.items() if new in differ)
