@@ -505,6 +505,7 @@ def _write_changes(state: SavedState, stored: Stored, path: Path) -> bool:
                 db.rollback()
                 return False
             _write_inspected(db, state, stored.inspected)
+            _write_spare(db, state)  # before the units: it reads what the ledger said
             _write_units(db, state, stored.units)
             _write_rest(db, state, stored)
             db.execute("COMMIT")
@@ -526,6 +527,7 @@ def _write_whole(state: SavedState, path: Path) -> None:
             if statement.strip():
                 db.execute(statement)
         _write_inspected(db, state, {})
+        _write_spare(db, state)
         _write_units(db, state, {})
         _write_rest(db, state, None)
         db.execute("COMMIT")
@@ -606,7 +608,7 @@ def _unit_files(unit: str, record: UnitFiles) -> tuple[int, str | None]:
 
 
 def _write_rest(db: sqlite3.Connection, state: SavedState, stored: Stored | None) -> None:
-    """The settings, sites, spare, parts, URL history, search bundles, media and what
+    """The settings, sites, parts, URL history, search bundles, media and what
     the story keys were made under: each table rewritten when it changed."""
     settings = {"version": str(STATE_VERSION), "check_key": state.check_key,
                 "site_key": state.keyed_under[0],
@@ -618,7 +620,6 @@ def _write_rest(db: sqlite3.Connection, state: SavedState, stored: Stored | None
     db.executemany("INSERT INTO site VALUES (?, ?, ?)", [
         ("live", state.site_id, orjson.dumps(list(state.loose)).decode()),
         ("spare", spare.site_id, orjson.dumps(list(spare.loose)).decode())])
-    _write_spare(db, state, spare)
     db.execute("DELETE FROM site_part")
     db.executemany("INSERT INTO site_part VALUES (?, ?)", (state.site_parts or {}).items())
     if stored is None or state.history is not stored.history:
@@ -655,14 +656,20 @@ def _write_entries(db: sqlite3.Connection, state: SavedState, before: frozenset[
     db.executemany("INSERT OR REPLACE INTO feed_entry VALUES (?, ?, ?, ?, ?)", rows)
 
 
-def _write_spare(db: sqlite3.Connection, state: SavedState, spare: SiteRecord) -> None:
+def _write_spare(db: sqlite3.Connection, state: SavedState) -> None:
     """The spare's units where they differ from the live site's: a changed record, or
     none (key NULL) for a unit of the live site the spare lacks. When the spare is the
-    site read with the index and the ledger said what this build replaced and dropped,
-    both come from those few, not from a pass over each site's units."""
-    units = state.units
-    differ = [k for k, u in spare.units.items() if units.get(k) is not u]
-    absent = [k for k in units if k not in spare.units]
+    site the ledger started from and it said what this build replaced and dropped, both
+    come from those few, not from two passes over every unit (0.1 s at 100,000
+    stories)."""
+    units, changes = state.units, state.unit_changes
+    spare = state.spare or SiteRecord("", {}, ())
+    if changes is not None and changes.base is spare.units:
+        differ = [k for k in (*changes.replaced, *changes.dropped) if k in spare.units]
+        absent = [k for k in changes.replaced if k not in spare.units]
+    else:
+        differ = [k for k, u in spare.units.items() if units.get(k) is not u]
+        absent = [k for k in units if k not in spare.units]
     db.execute("DELETE FROM spare_unit")
     db.executemany("INSERT INTO spare_unit VALUES (?, ?, ?, ?)",
                    [(k, u.key, *_unit_files(k, u)) for k in differ
