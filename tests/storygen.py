@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from desk.config import Config
+from desk.config import Config, load_config
 from desk.content.loader import expected_urls
 from desk.content.models import Links, Story, order_like
 from desk.render.json import encode
@@ -94,6 +94,18 @@ def make_corpus(content: Path, count: int, newsrooms: tuple[str, ...] = (
         write_story(content, data)
         stories.append(data)
     return stories
+
+
+def corpus_site(tmp_path: Path, count: int, site: str = "site", **settings: object
+                ) -> tuple[Path, list[dict[str, Any]], Config]:
+    """A corpus of `count` stories (make_corpus) in tmp_path/content and the settings of
+    its site in tmp_path/SITE, with its cache in tmp_path/cache and no search."""
+    content = tmp_path / "content"
+    stories = make_corpus(content, count)
+    config = load_config(REPO / "pyproject.toml", {
+        "cache_dir": tmp_path / "cache", "search": False, "content_dir": content,
+        "output_dir": tmp_path / site, **settings})
+    return content, stories, config
 
 
 def write_draft(content: Path, data: dict[str, Any], name: str | None = None) -> Path:

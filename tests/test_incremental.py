@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from conftest import tree
 from searchindex import fragments, live_entries, without_search
-from storygen import REPO, make_corpus, make_story, write_story
+from storygen import REPO, corpus_site, make_corpus, make_story, write_story
 
 import desk.build.pipeline
 from desk.build.cache import BuildCache
@@ -547,11 +547,7 @@ def test_a_new_process_makes_the_keys_of_changed_stories_only(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # A story whose file, links and newsroom are the last build's keeps its key without
     # it being made again; the rest are made, and the site is a build from nothing's.
-    content = tmp_path / "content"
-    stories = make_corpus(content, 12)
-    config = load_config(REPO / "pyproject.toml", {
-        "cache_dir": tmp_path / "cache", "search": False, "content_dir": content,
-        "output_dir": tmp_path / "public"})
+    content, stories, config = corpus_site(tmp_path, 12, "public")
     for n, target in ((2, 4), (5, 6)):  # story 2 links to story 4, 5 to 6
         url = f"{config.base_url}/stories/2026-11-10/story-number-{target}/"
         related = [{"url": url, "headline": "", "slug": f"story-number-{target}"},

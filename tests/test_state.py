@@ -17,7 +17,7 @@ from pathlib import Path
 import feedparser
 import pytest
 from savedstate import execute, opened, state_files
-from storygen import REPO, make_corpus, make_story, write_story
+from storygen import REPO, corpus_site, make_corpus, make_story, write_story
 
 from desk.build.pipeline import build
 from desk.build.records import FileRecord, Stat, UnitRecord
@@ -202,11 +202,7 @@ def test_a_list_page_reads_each_story_s_texts_from_the_index_once(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # Each text read alone is a query of the index: a card that read its headline, dek,
     # angle... one by one made ten queries a story (0.4 s of an hour at 10,000 stories).
-    content = tmp_path / "content"
-    stories = make_corpus(content, 12)
-    config = load_config(REPO / "pyproject.toml", {
-        "cache_dir": tmp_path / "cache", "search": False, "content_dir": content,
-        "output_dir": tmp_path / "site"})
+    content, stories, config = corpus_site(tmp_path, 12)
     assert build(config, Clock(NOW)).ok
     reads: Counter[str] = Counter()
     read = IndexTexts.texts
@@ -232,11 +228,7 @@ def test_a_changed_feed_takes_its_other_entries_from_the_index(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # A feed that a new story joins shows the latest stories in full: each entry was made
     # from its story file again (a third of an hour's render stage at 10,000 stories).
-    content = tmp_path / "content"
-    stories = make_corpus(content, 12)
-    config = load_config(REPO / "pyproject.toml", {
-        "cache_dir": tmp_path / "cache", "search": False, "content_dir": content,
-        "output_dir": tmp_path / "site", "feed_size": 2})
+    content, stories, config = corpus_site(tmp_path, 12, feed_size=2)
     assert build(config, Clock(NOW)).ok
     made: Counter[str] = Counter()
     view = feeds.story_view
