@@ -13,12 +13,16 @@ import sqlite3
 from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import feedparser
 import pytest
+from conftest import tree
 from savedstate import execute, opened, state_files
 from storygen import REPO, corpus_site, make_corpus, make_story, write_story
 
+from desk.build import cache as cache_module
+from desk.build.cache import BuildCache
 from desk.build.pipeline import build
 from desk.build.records import FileRecord, Stat, UnitRecord
 from desk.build.state import (
@@ -256,6 +260,26 @@ def test_a_changed_feed_takes_its_other_entries_from_the_index(
                for e in feedparser.parse(rss.read_bytes()).entries}
     assert len(members) > 2
     assert len(kept) == len(members)
+
+
+def test_a_feed_entry_the_index_names_but_cannot_give_is_made_from_its_file(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    content, _, config = corpus_site(tmp_path, 12, feed_size=2)
+    assert build(config, Clock(NOW)).ok
+    (index,) = state_files(tmp_path / "cache")
+
+    def rows_gone_after_the_read(path: Path, *args: Any, **kwargs: Any) -> SavedState:
+        state = read_state(path, *args, **kwargs)
+        execute(index, "DELETE FROM feed_entry")  # its keys were read: the rows are not
+        return state
+
+    monkeypatch.setattr(cache_module, "read_state", rows_gone_after_the_read)
+    write_story(content, make_story(12, "climate", datetime(2026, 11, 10, 9, 30, tzinfo=UTC)))
+    assert build(config, Clock(NOW)).ok
+    monkeypatch.undo()
+    fresh = config.model_copy(update={"output_dir": tmp_path / "fresh"})
+    assert build(fresh, Clock(NOW), cache=BuildCache()).ok
+    assert tree(tmp_path / "site") == tree(tmp_path / "fresh")
 
 
 def test_a_damaged_index_or_one_of_another_version_is_none(tmp_path: Path) -> None:

@@ -100,7 +100,10 @@ def feed_units(ctx: RenderContext) -> Units:
 def story_entry(ctx: RenderContext, item: LoadedStory) -> Entry:
     """A story's feed entry: captured, kept in the index, or made from its file."""
     key = ctx.story_key(item.url_path, item.digest)
-    found = ctx.stories.entries.get(key)
+    try:
+        found = ctx.stories.entries.get(key)
+    except KeyError:  # the index named it, but its row could not be read
+        found = None
     if not isinstance(found, Entry):
         found = make_entry(story_view(ctx.read(item)[0], ctx.catalog, ctx.config, ctx.prose,
                                       item.draft), ctx.env, ctx.config)
