@@ -749,9 +749,8 @@ def render_stories(ctx: RenderContext, plan: Plan, entries: MutableMapping[str, 
                    in_feeds: frozenset[str], workers: Workers) -> StoryResults:
     """Each published story kept or rendered (in forked workers when there are many);
     what the pages around the stories need to know of them (`in_feeds`: the paths of the
-    stories some feed carries, whose entries are captured as they render)."""
+    stories some feed carries, whose entries are captured as they render, into `entries`)."""
     markdown: dict[str, bytes] = {}
-    entries = ChainMap({}, entries)  # the index's entries are read when a feed asks
     todo: list[tuple[LoadedStory, str]] = []
     changed: set[str] = set()  # stand-ins and rendered stories: their keys may be new
     catalog, key_of, reuse = ctx.catalog, story_key(ctx, plan.keys), plan.ledger.reuse

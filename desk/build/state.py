@@ -585,20 +585,26 @@ def _write_story(db: sqlite3.Connection, item: LoadedStory, texts: Texts) -> Non
 def _write_units(db: sqlite3.Connection, state: SavedState,
                  before: Mapping[str, UnitRecord]) -> None:
     """The rows of the live site's units that are not the records `before` holds, and
-    the deletion of those it holds that the live site no longer has (as the ledger told
-    them, when it did)."""
-    units, changes = state.units, state.unit_changes
-    if changes is not None and changes.base is before:
-        replaced, dropped = changes.replaced, changes.dropped
-    else:
-        get = before.get
-        replaced = [k for k, u in units.items() if get(k) is not u]
-        dropped = [k for k in before if k not in units]
+    the deletion of those it holds that the live site no longer has."""
+    units = state.units
+    replaced, dropped = _units_since(state, before)
     db.executemany("DELETE FROM unit WHERE id = ?", [(k,) for k in dropped])
     db.executemany("INSERT OR REPLACE INTO unit VALUES (?, ?, ?, ?, ?)",
                    [(k, u.key, *_unit_files(k, u), u.json_digest)
                     for k in replaced if before.get(k) != (u := units[k])])
     state.unit_changes = UnitChanges(units, [], [])  # written: the next write starts here
+
+
+def _units_since(state: SavedState, base: Mapping[str, object]
+                 ) -> tuple[list[str], list[str]]:
+    """The live site's units whose records are not the very ones of `base`, and the units
+    of `base` it lacks: as the ledger told them when it started from `base` (an hour's
+    few), else from a pass over each (0.06 s at 100,000 stories)."""
+    units, changes = state.units, state.unit_changes
+    if changes is not None and changes.base is base:
+        return changes.replaced, changes.dropped
+    return ([k for k, u in units.items() if base.get(k) is not u],
+            [k for k in base if k not in units])
 
 
 def _unit_files(unit: str, record: UnitFiles) -> tuple[int, str | None]:
@@ -658,18 +664,13 @@ def _write_entries(db: sqlite3.Connection, state: SavedState, before: frozenset[
 
 def _write_spare(db: sqlite3.Connection, state: SavedState) -> None:
     """The spare's units where they differ from the live site's: a changed record, or
-    none (key NULL) for a unit of the live site the spare lacks. When the spare is the
-    site the ledger started from and it said what this build replaced and dropped, both
-    come from those few, not from two passes over every unit (0.1 s at 100,000
-    stories)."""
-    units, changes = state.units, state.unit_changes
+    none (key NULL) for a unit of the live site the spare lacks (after an hour, the spare
+    is the site the ledger started from: they differ in the units it told)."""
+    units = state.units
     spare = state.spare or SiteRecord("", {}, ())
-    if changes is not None and changes.base is spare.units:
-        differ = [k for k in (*changes.replaced, *changes.dropped) if k in spare.units]
-        absent = [k for k in changes.replaced if k not in spare.units]
-    else:
-        differ = [k for k, u in spare.units.items() if units.get(k) is not u]
-        absent = [k for k in units if k not in spare.units]
+    replaced, dropped = _units_since(state, spare.units)
+    differ = [*(k for k in replaced if k in spare.units), *dropped]
+    absent = [k for k in replaced if k not in spare.units]
     db.execute("DELETE FROM spare_unit")
     db.executemany("INSERT INTO spare_unit VALUES (?, ?, ?, ?)",
                    [(k, u.key, *_unit_files(k, u)) for k in differ
