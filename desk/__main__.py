@@ -1,5 +1,5 @@
 """`python -m desk` runs the desk command."""
 
-from desk.cli import run
+from desk.cli import main
 
-run()
+main()

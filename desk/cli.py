@@ -27,10 +27,8 @@ import click
 # it uses when it runs, so `desk --help` (and a command's --help) loads click and the
 # standard library alone, not the models, templates or build engine (tests/test_startup.py).
 from desk.build.heap import (
-    Outliving,
     collector_paused,
     large_blocks_returned,
-    left_alone_at_exit,
 )
 from desk.commands import config_option
 from desk.commands.announce import announce_command
@@ -136,26 +134,6 @@ def main() -> None:
     `desk build`.
     """
     large_blocks_returned()
-    left_alone_at_exit()
-
-
-def run() -> None:
-    """The desk program: `main`, its process ended without freeing what the command
-    held to the end (see desk.build.heap.Outliving)."""
-    outliving = Outliving()
-    try:
-        main(obj=outliving)
-    except SystemExit as stop:
-        if outliving.holds and (stop.code is None or isinstance(stop.code, int)):
-            outliving.end(stop.code or 0)
-        raise
-
-
-def held_to_the_end(*made: object) -> None:
-    """Keep what a command made until the desk program ends, if it runs as one."""
-    outliving = click.get_current_context().find_object(Outliving)
-    if outliving is not None:
-        outliving.hold(*made)
 
 
 @main.command("build")
@@ -244,7 +222,6 @@ def build_command(content: Path | None, out: Path | None, base_url: str | None,
           _early_survey(config.content_dir, state_file, jobs) as survey,
           collector_paused()):
         cache = BuildCache.saved_for(config.cache_dir, out) if mode.uses_cache else BuildCache()
-        held_to_the_end(cache)
         cache.survey = survey
         if not mode.keeps_pages:
             cache.state.disown()
@@ -284,39 +261,34 @@ class BuildRun:
 
 def _run_build(run: BuildRun, clock: Clock, url_history: Path | None) -> None:
     """Build, print what happened and exit with the build's status."""
-    from desk.build.heap import frozen_heap
     from desk.build.pipeline import build
     from desk.publish.report import size_line
 
     config, cache, level, report_file = run.config, run.cache, run.level, run.report_file
     bar = ProgressBar(sys.stderr if level > QUIET else None)
-    # What the build reads first (the saved state) lives as long as it: the cyclic garbage
-    # collector need not scan it again and again (at 100,000 stories, seconds a build).
-    with frozen_heap():
-        cache.history = given_history(url_history)
-        report = build(config, clock, run.target, cache, run.jobs, bar.update)
-        held_to_the_end(report)
-        bar.finish()
-        echo_findings(report.findings if level > QUIET else report.errors)
-        echo_held_back(report.held_back)
-        size = site_budget(report, clock.now, report_file is not None)
-        write_reports(report, report_file, size)
-        if not report.ok:
-            click.echo(f"Build failed: {len(report.errors)} error(s); "
-                       f"{config.output_dir} was left as it was.", err=True)
-            sys.exit(1)
-        if level > QUIET:
-            click.echo(summary(report))
-            if size is not None:
-                click.echo(size_line(size))
-        if size is not None and size["warning"]:
-            click.echo(size["warning"], err=True)
-        if level >= VERBOSE:
-            click.echo(details(report, run.jobs), err=True)
-        if report.held_back:
-            click.echo(f"{len(report.held_back)} story file(s) held back: the site was built "
-                       "without them; fix them and build again.", err=True)
-            sys.exit(HELD_BACK)
+    cache.history = given_history(url_history)
+    report = build(config, clock, run.target, cache, run.jobs, bar.update)
+    bar.finish()
+    echo_findings(report.findings if level > QUIET else report.errors)
+    echo_held_back(report.held_back)
+    size = site_budget(report, clock.now, report_file is not None)
+    write_reports(report, report_file, size)
+    if not report.ok:
+        click.echo(f"Build failed: {len(report.errors)} error(s); "
+                   f"{config.output_dir} was left as it was.", err=True)
+        sys.exit(1)
+    if level > QUIET:
+        click.echo(summary(report))
+        if size is not None:
+            click.echo(size_line(size))
+    if size is not None and size["warning"]:
+        click.echo(size["warning"], err=True)
+    if level >= VERBOSE:
+        click.echo(details(report, run.jobs), err=True)
+    if report.held_back:
+        click.echo(f"{len(report.held_back)} story file(s) held back: the site was built "
+                   "without them; fix them and build again.", err=True)
+        sys.exit(HELD_BACK)
 
 
 @contextlib.contextmanager

@@ -1,12 +1,10 @@
-"""How a build keeps the cyclic garbage collector off the objects it holds: paused while
-it builds, and not run on the way out of the process."""
+"""How a build keeps the cyclic garbage collector off the objects it holds: paused from
+the index's read to the end of the build."""
 
 from __future__ import annotations
 
 import gc
 import json
-import os
-import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -54,58 +52,6 @@ def test_a_build_reads_its_index_with_the_collector_paused(
     finally:
         gc.callbacks.remove(seen)
     assert during == []
-
-
-# A reference cycle whose collection says so: only a collection can free it.
-CYCLE = """
-import gc
-gc.disable()  # no collection but the interpreter's own on its way out
-from desk.build.heap import left_alone_at_exit
-class Cycle:
-    def __del__(self):
-        print("collected")
-cycle = Cycle()
-cycle.me = cycle
-del cycle
-if LEAVE:
-    left_alone_at_exit()
-    left_alone_at_exit()
-print("done")
-"""
-
-
-@pytest.mark.parametrize("leave", [False, True])
-def test_the_collection_on_the_way_out_leaves_every_object_alone(leave: bool) -> None:
-    result = subprocess.run([sys.executable, "-c", CYCLE.replace("LEAVE", str(leave))],
-                            capture_output=True, text=True, check=True)
-    assert result.stdout.split() == (["done"] if leave else ["done", "collected"])
-
-
-# A process whose work held an object that says when it is freed.
-OUTLIVING = """
-from desk.build.heap import Outliving
-class Made:
-    def __del__(self):
-        print("freed")
-outliving = Outliving()
-assert not outliving.holds
-outliving.hold(Made(), [Made() for _ in range(3)])
-assert outliving.holds
-print("done", end="")  # flushed by end(), not by a line break
-outliving.end(7)
-print("never")
-"""
-
-
-def test_a_process_ends_without_freeing_what_it_held() -> None:
-    result = subprocess.run([sys.executable, "-c", OUTLIVING], capture_output=True,
-                            text=True, timeout=60)
-    assert result.returncode == 7
-    assert result.stdout == "done"  # its output flushed; nothing freed, nothing after
-    # Started with its error stream closed (Python's sys.stderr is None): the same status.
-    closed = subprocess.run([sys.executable, "-c", OUTLIVING], stdout=subprocess.PIPE,
-                            text=True, timeout=60, preexec_fn=lambda: os.close(2))
-    assert (closed.returncode, closed.stdout) == (7, "done")
 
 
 def test_the_desk_program_ends_a_build_with_its_status_and_all_it_printed(tmp_path: Path
