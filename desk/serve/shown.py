@@ -36,10 +36,6 @@ class SiteState:
         """Changes with every preparation and every server start."""
         return f"{self.token_prefix}-{self.epoch}"
 
-    @property
-    def has_site(self) -> bool:
-        return self.pages is not None
-
     def publish(self, pages: PagesOnDemand | None, errors: tuple[Finding, ...],
                 warnings: dict[str, tuple[Finding, ...]] | None = None) -> None:
         """Record a preparation's outcome (`pages` None: it failed, the last good pages
