@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from datetime import UTC, date, datetime
-from functools import cache
 from operator import eq
 from typing import Annotated, Any, Literal, get_args
 from urllib.parse import urlsplit
@@ -135,26 +134,19 @@ class DeskModel(BaseModel):
                               use_attribute_docstrings=True)
 
     def __eq__(self, other: object) -> bool:
-        # Equal content is equal whatever order the keys were written in.
+        # Equal content is equal whatever order the keys were written in, and whether
+        # unknown keys were forbidden (no extras: None) or kept (none found: {}).
         if not isinstance(other, BaseModel):
             return NotImplemented
         return (
             type(self) is type(other)
             and self.__dict__ == other.__dict__
-            and self.__pydantic_extra__ == other.__pydantic_extra__
+            and (self.__pydantic_extra__ or {}) == (other.__pydantic_extra__ or {})
         )
 
     def __hash__(self) -> int:
         # Consistent with __eq__ (key order does not count); desk itself never hashes models.
         return hash((type(self).__name__, self.model_dump_json()))
-
-    def has_unknown_keys(self) -> bool:
-        """True when this model or one below it kept an unknown key (a quick test: only
-        the fields whose type may hold models are looked into)."""
-        if self.__pydantic_extra__:
-            return True
-        values = self.__dict__
-        return any(_has_unknown(values[name]) for name in _model_fields(type(self)))
 
     def unknown_keys(self, pointer: str = "") -> Iterator[tuple[str, str, tuple[str, ...]]]:
         """Yield (JSON pointer, key, the model's known keys) for every unknown key below."""
@@ -198,30 +190,6 @@ def order_like(value: Any, like: Any) -> Any:
 
 
 _NESTED = (dict, list)
-
-
-def _has_unknown(value: Any) -> bool:
-    if isinstance(value, DeskModel):
-        return value.has_unknown_keys()
-    if type(value) is tuple:  # a loop, not any(): this runs for every model of every story
-        for item in value:
-            if type(item) is not str and _has_unknown(item):
-                return True
-    return False
-
-
-@cache
-def _model_fields(model: type[DeskModel]) -> tuple[str, ...]:
-    """The fields of a model class whose type may hold a model (the rest hold text,
-    numbers and dates, where no unknown key can be)."""
-    return tuple(name for name, info in model.model_fields.items()
-                 if _may_hold_model(info.annotation))
-
-
-def _may_hold_model(annotation: Any) -> bool:
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return True
-    return any(_may_hold_model(arg) for arg in get_args(annotation))
 
 
 def _unknown_in(value: Any, pointer: str) -> Iterator[tuple[str, str, tuple[str, ...]]]:
