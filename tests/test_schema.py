@@ -33,7 +33,7 @@ from desk.config import Config
 from desk.content import patterns
 from desk.content.checks import check_story
 from desk.content.findings import Finding
-from desk.content.loader import load_withdrawal_file, parse_json, validate_story
+from desk.content.loader import MAX_NESTING, load_withdrawal_file, parse_json, validate_story
 from desk.content.models import (
     CHANGE_KINDS,
     IsoDate,
@@ -486,6 +486,34 @@ DEMONSTRATIONS: dict[str, Callable[[Path], list[Path]]] = {
 
 def _demonstrated(code: str, rule: str) -> str:
     return next(key for key in DEMONSTRATIONS if key == code or key in rule)
+
+
+def _levels(node: dict[str, Any], defs: dict[str, Any], path: tuple[str, ...] = ()) -> int:
+    """The most arrays and objects a value of this JSON Schema nests, itself included."""
+    if "$ref" in node:
+        name = node["$ref"].rsplit("/", 1)[-1]
+        assert name not in path, f"{name} may hold itself: no bound"
+        return _levels(defs[name], defs, (*path, name))
+    if node.get("type") in ("object", "array"):
+        children = [*node.get("properties", {}).values(), *node.get("prefixItems", ()),
+                    *(node[k] for k in ("items", "additionalProperties")
+                      if isinstance(node.get(k), dict))]
+        return 1 + max((_levels(c, defs, path) for c in children), default=0)
+    return max((_levels(o, defs, path) for k in ("anyOf", "oneOf", "allOf")
+                for o in node.get(k, ())), default=0)
+
+
+def test_a_story_with_no_unknown_keys_nests_within_the_limit() -> None:
+    # validate_story walks a story's nesting only when it has unknown keys or is not
+    # valid: a valid story without them nests as its models do, which must stay bounded.
+    schema = Story.model_json_schema(mode="validation")
+    assert 3 <= _levels(schema, schema["$defs"]) <= MAX_NESTING
+    deep = make_story(1, key_facts=[{**make_story(1)["key_facts"][0], "note": _deep(70)}])
+    findings: list[Finding] = []
+    assert validate_story(deep, "story.json", findings) is None
+    # The first array deeper than the limit: the story, key_facts, a fact, its note, ...
+    too_deep = "/key_facts/0/note" + "/0" * (MAX_NESTING - 2)
+    assert [(f.code, f.pointer) for f in findings] == [("too-deep", too_deep)]
 
 
 def test_every_unsaid_rule_is_demonstrated() -> None:

@@ -285,7 +285,7 @@ class ParsedStory:
 
 def parse_story_file(path: Path, findings: list[Finding]) -> ParsedStory | None:
     """Parse and validate one file; append its findings; the parsed story if valid."""
-    read = read_json_file(path, findings)
+    read = read_json_file(path, findings, bounded=True)
     if read is None:
         return None
     shown, raw_bytes, data = read
@@ -295,16 +295,17 @@ def parse_story_file(path: Path, findings: list[Finding]) -> ParsedStory | None:
     return ParsedStory(story, data, hashlib.sha256(raw_bytes).hexdigest(), blob_id(raw_bytes))
 
 
-def read_json_file(path: Path, findings: list[Finding]) -> tuple[str, bytes, Any] | None:
+def read_json_file(path: Path, findings: list[Finding], bounded: bool = False
+                   ) -> tuple[str, bytes, Any] | None:
     """A JSON file's shown path, bytes and parsed object; None (with findings) when it
-    cannot be read or parsed."""
+    cannot be read or parsed (`bounded`: see parse_json)."""
     shown = _display(path)
     try:
         raw_bytes = path.read_bytes()
     except OSError as exc:
         findings.append(Finding(shown, "", "unreadable", f"cannot read file: {exc.strerror}"))
         return None
-    data = parse_json(raw_bytes, shown, findings)
+    data = parse_json(raw_bytes, shown, findings, bounded=bounded)
     return None if data is None else (shown, raw_bytes, data)
 
 
@@ -338,13 +339,16 @@ def load_story_file(path: Path, findings: list[Finding]) -> tuple[Story, str] | 
     return None if parsed is None else (parsed.story, parsed.digest)
 
 
-def parse_json(raw: bytes, shown: str, findings: list[Finding], shallow: bool = False) -> Any:
+def parse_json(raw: bytes, shown: str, findings: list[Finding], shallow: bool = False,
+               bounded: bool = False) -> Any:
     """Decode UTF-8 (BOM allowed) JSON; on failure append a finding and return None.
 
     However pathological the file (nesting thousands deep, numbers beyond any float,
     NaN, lone surrogates), the outcome is a finding, never an exception. `shallow`: the
     bytes are known to nest no deeper than allowed (parsed before), so that walk is
-    skipped.
+    skipped. `bounded`: the caller's validation bounds the nesting and checks it for
+    what fails (validate_story), so it is walked here only for a walk of this function's
+    own (the forbidden characters').
     """
     try:
         # The bytes themselves (orjson checks they are UTF-8): decoding them to a str
@@ -365,16 +369,23 @@ def parse_json(raw: bytes, shown: str, findings: list[Finding], shallow: bool = 
         findings.append(Finding(shown, "", "invalid-type",
                                 f"expected an object, got {_json_type(data)}"))
         return None
-    deep = (_too_deep(data) if not shallow
-            and raw.count(b"[") + raw.count(b"{") > MAX_NESTING
-            and _deeper_than(data, MAX_NESTING) else None)
+    forbidden = _may_hold_forbidden(raw)
+    deep = (_too_deep_in(data, shown) if not shallow and (forbidden or not bounded)
+            and raw.count(b"[") + raw.count(b"{") > MAX_NESTING else None)
     if deep is not None:
-        findings.append(Finding(shown, deep, "too-deep",
-                                f"nested more than {MAX_NESTING} levels deep"))
+        findings.append(deep)
         return None
-    if _may_hold_forbidden(raw):
+    if forbidden:
         data = _without_forbidden(data, "", shown, findings)
     return data
+
+
+def _too_deep_in(data: Any, shown: str) -> Finding | None:
+    """The finding of arrays and objects nested deeper than MAX_NESTING, if they are."""
+    if not _deeper_than(data, MAX_NESTING):
+        return None
+    return Finding(shown, _too_deep(data) or "", "too-deep",
+                   f"nested more than {MAX_NESTING} levels deep")
 
 
 def _parse_text(raw: bytes, shown: str, findings: list[Finding]) -> tuple[Any, bool]:
@@ -479,10 +490,16 @@ def validate_story(data: dict[str, Any], shown: str, findings: list[Finding]) ->
     try:
         # Unknown keys forbidden at first: pydantic then tells in its own pass that a story
         # has none (the usual story), which a walk over its models told after, at 40 µs a
-        # story. A story with some, or not valid, is validated again keeping them.
+        # story. Such a story nests no deeper than its models (tests/test_schema.py), so
+        # only one with unknown keys, or not valid, is walked for its nesting (40 µs
+        # more), then validated again keeping them.
         return Story.model_validate(data, extra="forbid")
     except ValidationError:
         pass
+    deep = _too_deep_in(data, shown)
+    if deep is not None:
+        findings.append(deep)
+        return None
     try:
         story = Story.model_validate(data)
     except ValidationError as exc:
