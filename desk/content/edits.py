@@ -138,5 +138,5 @@ def _text(item: LoadedStory, parsed: Mapping[str, ParsedStory]) -> str | None:
         return None
     if hashlib.sha256(raw).hexdigest() != item.digest:
         return None
-    data = parse_json(raw, item.path, [], shallow=True)  # checked when it was inspected
+    data = parse_json(raw, item.path, [], bounded=True)  # checked when it was inspected
     return text_digest(data) if isinstance(data, dict) else None

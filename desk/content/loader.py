@@ -215,7 +215,7 @@ def read_story(item: LoadedStory) -> tuple[Story, dict[str, Any]]:
     if hashlib.sha256(raw).hexdigest() != item.digest:
         raise ContentChanged(item.path)
     ignored: list[Finding] = []  # reported when the file was loaded
-    data = parse_json(raw, item.path, ignored, shallow=True)  # the bytes that were checked
+    data = parse_json(raw, item.path, ignored, bounded=True)  # the bytes that were checked
     try:
         story = Story.model_validate(data)  # valid, as it was when loaded
     except ValidationError:
@@ -339,16 +339,15 @@ def load_story_file(path: Path, findings: list[Finding]) -> tuple[Story, str] | 
     return None if parsed is None else (parsed.story, parsed.digest)
 
 
-def parse_json(raw: bytes, shown: str, findings: list[Finding], shallow: bool = False,
-               bounded: bool = False) -> Any:
+def parse_json(raw: bytes, shown: str, findings: list[Finding], bounded: bool = False
+               ) -> Any:
     """Decode UTF-8 (BOM allowed) JSON; on failure append a finding and return None.
 
     However pathological the file (nesting thousands deep, numbers beyond any float,
-    NaN, lone surrogates), the outcome is a finding, never an exception. `shallow`: the
-    bytes are known to nest no deeper than allowed (parsed before), so that walk is
-    skipped. `bounded`: the caller's validation bounds the nesting and checks it for
-    what fails (validate_story), so it is walked here only for a walk of this function's
-    own (the forbidden characters').
+    NaN, lone surrogates), the outcome is a finding, never an exception. `bounded`: the
+    nesting is held to the limit elsewhere (by the caller's validation, which walks it
+    for what fails: validate_story; or when these very bytes were inspected), so it is
+    walked here only before a walk of this function's own (the forbidden characters').
     """
     try:
         # The bytes themselves (orjson checks they are UTF-8): decoding them to a str
@@ -370,7 +369,7 @@ def parse_json(raw: bytes, shown: str, findings: list[Finding], shallow: bool = 
                                 f"expected an object, got {_json_type(data)}"))
         return None
     forbidden = _may_hold_forbidden(raw)
-    deep = (_too_deep_in(data, shown) if not shallow and (forbidden or not bounded)
+    deep = (_too_deep_in(data, shown) if (forbidden or not bounded)
             and raw.count(b"[") + raw.count(b"{") > MAX_NESTING else None)
     if deep is not None:
         findings.append(deep)
