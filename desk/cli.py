@@ -38,7 +38,6 @@ if TYPE_CHECKING:
     from desk.build.cache import BuildCache
     from desk.build.holdback import HeldStory
     from desk.build.pipeline import BuildReport
-    from desk.build.survey import EarlySurvey
     from desk.build.target import Target
     from desk.config import Config, DeployConfig
     from desk.content.catalog import Clock
@@ -202,6 +201,7 @@ def build_command(content: Path | None, out: Path | None, base_url: str | None,
     from desk.build.lock import guarded_by
     from desk.build.modes import Flags, ModeError, build_mode
     from desk.build.parallel import default_jobs
+    from desk.build.survey import early_survey
     from desk.content.catalog import Clock
 
     level = verbosity(quiet, verbose)
@@ -219,7 +219,7 @@ def build_command(content: Path | None, out: Path | None, base_url: str | None,
     # No cyclic garbage collection from the read on: the collector's passes over the
     # objects the read makes, as they pile up, cost a fifth to a third of it.
     with (locked("build", guarded_by(out, state_file), no_wait, level),
-          _early_survey(config.content_dir, state_file, jobs) as survey,
+          early_survey(config.content_dir, state_file, jobs) as survey,
           collector_paused()):
         cache = BuildCache.saved_for(config.cache_dir, out) if mode.uses_cache else BuildCache()
         cache.survey = survey
@@ -227,24 +227,6 @@ def build_command(content: Path | None, out: Path | None, base_url: str | None,
             cache.state.disown()
         _run_build(BuildRun(config, mode.target(out), cache, jobs, level, report_file),
                    Clock(now or datetime.now(UTC), future, drafts, hold_back), url_history)
-
-
-@contextlib.contextmanager
-def _early_survey(content: Path, state_file: Path | None, jobs: int
-                  ) -> Iterator[EarlySurvey | None]:
-    """The content's files looked at on one core while desk reads the saved state on the
-    other, when `jobs` allows a second process (none without a state to compare them
-    with); git asked which are unchanged when the checkout is newer than the state (a
-    fresh runner's clone)."""
-    from desk.build.survey import EarlySurvey
-    from desk.content.gitblobs import checked_out_since
-
-    if state_file is None or not state_file.is_file() or not content.is_dir():
-        yield None
-        return
-    with EarlySurvey(content, checked_out_since(content, state_file), jobs > 1,
-                     state_file) as survey:
-        yield survey
 
 
 @dataclass(frozen=True)

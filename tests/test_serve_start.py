@@ -10,6 +10,7 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from previews import built_site, served_site
 from storygen import REPO, make_corpus, make_story, write_story
 from test_serve import NOW
@@ -41,13 +42,13 @@ class Preview:
             "cache_dir": self.cache, "templates_dir": self.templates})
 
     def run(self, between: Callable[[DevServer], None] | None = None,
-            history: UrlHistory | None = None) -> set[str]:
-        """Start a preview, (do `between`), check that it serves what a build from
-        nothing makes (starting from `history`), stop it; the story files its start
-        read."""
+            history: UrlHistory | None = None, jobs: int = 1) -> set[str]:
+        """Start a preview (with `jobs` processes), (do `between`), check that it
+        serves what a build from nothing makes (starting from `history`), stop it; the
+        story files its start read."""
         dev = DevServer(self.config, ("127.0.0.1", 0), NOW, False, lambda line: None)
         try:
-            report = dev.prepare("start")
+            report = dev.prepare("start", jobs=jobs)
             assert report is not None and report.ok, report and report.errors
             read = set(dev.read)
             dev.start()
@@ -77,13 +78,20 @@ def _saved(dev: DevServer, path: Path) -> None:
     assert report is not None and report.ok
 
 
-def test_a_second_start_on_another_port_reads_only_what_changed(tmp_path: Path) -> None:
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_second_start_on_another_port_reads_only_what_changed(tmp_path: Path,
+                                                                jobs: int) -> None:
+    # With two processes, the files are looked at in a forked one while the index is
+    # read (desk.build.survey), as desk build does.
     preview = make_preview(tmp_path)
-    assert len(preview.run()) == STORIES  # nothing known: every file read
+    assert len(preview.run(jobs=jobs)) == STORIES  # nothing known: every file read
     edited = write_story(preview.content, {**preview.stories[4], "headline": "Edited"})
+    added = write_story(preview.content, make_story(40))
     # Another port (each start takes a free one): the index holds no port.
-    assert preview.run() == {str(edited)}
-    assert preview.run() == set()
+    assert preview.run(jobs=jobs) == {str(edited), str(added)}
+    write_story(preview.content, {**preview.stories[4], "headline": "Edited"})  # touched
+    write_story(preview.content, preview.stories[6]).unlink()  # gone
+    assert preview.run(jobs=jobs) == set()
 
 
 def test_saves_then_a_new_start_equal_a_build_from_nothing(tmp_path: Path) -> None:

@@ -93,8 +93,9 @@ def inspect_content(config: Config, cache: InspectionCache | None = None,
                                        "content folder not found"),))
     findings: list[Finding] = []
     draft_findings: list[Finding] = []
-    listed = (partial(session.listing.files, changed=session.changed) if session is not None
-              else cache.files if cache is not None else content_files)
+    walk = cache.files if cache is not None else content_files
+    listed = (partial(session.listing.files, changed=session.changed, walk=walk)
+              if session is not None else walk)
     paths = listed(content, STORIES, findings)
     draft_paths = listed(content, DRAFTS, draft_findings)
     parsed: dict[str, ParsedStory] = {}

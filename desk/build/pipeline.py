@@ -579,7 +579,7 @@ def _inspect(config: Config, clock: Clock, out_dir: Path, cache: BuildCache, job
     session = cache.session
     changed: set[str] | None = None
     content: Path | None = config.content_dir  # a build may ask git what changed
-    if session is not None:  # desk serve: its watcher knows
+    if session is not None and session.changed is not None:  # desk serve: its watcher knows
         changed, content = session.changed, None
     surveyed = (cache.survey.result() if cache.survey is not None and content is not None
                 else None)

@@ -7,8 +7,9 @@ takes instead of walking the folders, taking each file's stat and hashing git's 
 itself.
 
 At 100,000 stories the survey and the read of the saved state take more than half a
-second each: `desk build` starts the survey in a forked process before it reads the
-state, so both go on at once on two cores. Where forking is not safe, git's
+second each: `desk build`, and desk serve for its first preparation (after it, its
+watcher names the files that changed), start the survey in a forked process before
+they read the state, so both go on at once on two cores. Where forking is not safe, git's
 listing is started early all the same and the rest is done when the inspection asks.
 
 Given the saved state's file, the forked survey also compares each file's stat (and git's
@@ -25,7 +26,7 @@ build runs; a file added meanwhile waits for the next build.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,7 +34,7 @@ from desk.build.parallel import Forked, fork_safe, result_of, start_forked, stop
 from desk.build.records import Stat, file_stat
 from desk.build.state import unvouched
 from desk.content.findings import Finding
-from desk.content.gitblobs import GitListing
+from desk.content.gitblobs import GitListing, checked_out_since
 from desk.content.loader import DRAFTS, STORIES, content_files
 
 # The content folders surveyed: the ones with a file per story.
@@ -131,3 +132,18 @@ class EarlySurvey:
         if self._listing is not None:
             self._listing.close()
             self._listing = None
+
+
+@contextlib.contextmanager
+def early_survey(content: Path, state_file: Path | None, jobs: int
+                 ) -> Iterator[EarlySurvey | None]:
+    """The content's files looked at on one core while the index in `state_file` is read
+    on the other, when `jobs` allows a second process (none without an index to compare
+    them with); git asked which are unchanged when the checkout is newer than the index
+    (a fresh runner's clone). Both `desk build` and desk serve's first preparation."""
+    if state_file is None or not state_file.is_file() or not content.is_dir():
+        yield None
+        return
+    with EarlySurvey(content, checked_out_since(content, state_file), jobs > 1,
+                     state_file) as survey:
+        yield survey

@@ -10,10 +10,14 @@ from __future__ import annotations
 
 import bisect
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from desk.content.findings import Finding
 from desk.content.loader import content_files
+
+# How a folder's files are listed: content_files, or as a survey listed them.
+Walk = Callable[[Path, str, list[Finding]], list[str]]
 
 
 class ContentListing:
@@ -24,15 +28,16 @@ class ContentListing:
         self._files: dict[str, list[str]] = {}  # by folder of content/, sorted
 
     def files(self, content: Path, folder: str, findings: list[Finding],
-              changed: set[str] | None) -> list[str]:
+              changed: set[str] | None, walk: Walk = content_files) -> list[str]:
         """What `content_files(content, folder, findings)` gives, after the files in
-        `changed` changed (None: not known which, so every folder is walked)."""
+        `changed` changed (None: not known which, so every folder is walked: by `walk`,
+        which may give the lists a survey made)."""
         if content != self._content:
             self._content, self._files = content, {}
         known = self._files.get(folder)
         if known is None or changed is None or not _update(known, content, folder, changed):
             found: list[Finding] = []
-            known = content_files(content, folder, found)
+            known = list(walk(content, folder, found))
             findings += found
             if found:
                 self._files.pop(folder, None)  # a folder that could not be read: walk again
