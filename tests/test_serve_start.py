@@ -6,7 +6,9 @@ site's own build's inspections and URL history."""
 
 from __future__ import annotations
 
+import contextlib
 import shutil
+import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
@@ -189,6 +191,12 @@ def test_a_preview_starts_from_the_url_history_desk_build_would(tmp_path: Path) 
         assert old is not None and b"moved-again" in old
 
     preview.run(redirects, history)
+    # The preview's index keeps its records of last publish, no copy of the site's URL
+    # paths (read from the site's index at every start).
+    (index,) = preview.folder.glob("index-*.sqlite")
+    with contextlib.closing(sqlite3.connect(index)) as db:
+        assert db.execute("SELECT count(*) FROM url_history").fetchone() == (0,)
+        assert db.execute("SELECT count(*) FROM last_publish").fetchone()[0] == STORIES
 
 
 def test_a_first_preview_after_desk_build_takes_its_inspections(tmp_path: Path) -> None:

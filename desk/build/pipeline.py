@@ -410,7 +410,8 @@ def _catalog(content: Content, config: Config, clock: Clock, history: UrlHistory
     catalog = replace(catalog, history=publish_records(catalog.history, catalog.published,
                                                        *read, made_before))
     if session is not None:
-        cache.state.history = catalog.history
+        # Its index keeps its own records, not the site's URL paths (read at each start).
+        cache.state.history = UrlHistory(published=catalog.history.published)
     return catalog, problems
 
 
