@@ -499,11 +499,16 @@ def test_a_link_read_without_parsing_leads_where_parsing_says(url: str, base: st
             == urls.parsed_story_path(url, config, story_url))
     # Links on base_url's host, and on the story's own (a preview's base URL is its own).
     hosts = [base.rstrip("/"), *(["/".join(story_url.split("/")[:3])] if story_url else [])]
+    links = [url]
     for host in hosts:
         for path in ("stories/2026-11-10/a/", "stories/2026-11-10/a/?x", "n/climate/", url):
             link = f"{host}/{path}"
+            links.append(link)
             assert (urls.internal_story_path(link, config, story_url)
                     == urls.parsed_story_path(link, config, story_url))
+    # A story's links read together, its own host read once, as they are read one by one.
+    assert (urls.internal_story_paths(links, config, story_url)
+            == [urls.parsed_story_path(link, config, story_url) for link in links])
 
 
 _BASES = ["https://hangingcontext.com", "https://example.org/desk/", "https://stories",

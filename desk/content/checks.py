@@ -206,8 +206,9 @@ def _same(a: LoadedStory | None, b: LoadedStory | None) -> bool:
 
 def _internal_links(item: LoadedStory, config: Config) -> Iterator[tuple[int, str, str]]:
     """A story's related links to this site's stories: (index, URL, site path)."""
-    for i, url in enumerate(item.summary.related_urls):
-        path = urls.internal_story_path(url, config, item.summary.url)
+    links = item.summary.related_urls
+    for i, (url, path) in enumerate(zip(links, urls.internal_story_paths(
+            links, config, item.summary.url), strict=True)):
         if path is not None:
             yield i, url, path
 
