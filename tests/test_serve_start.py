@@ -222,3 +222,23 @@ def test_a_first_preview_after_desk_build_takes_its_inspections(tmp_path: Path) 
     assert build(published, Clock(NOW)).ok
     history, _ = remembered_history(published.cache_dir, published.output_dir)
     assert preview.run(history=history) == set()
+
+
+def test_each_file_made_first_is_the_file_made_after_every_other(tmp_path: Path) -> None:
+    """A preview makes the site's units around the stories only as far as a page asked
+    for needs them (a front page needs a few): each file made by pages that made nothing
+    before is the one made once every unit is indexed."""
+    from desk.build.cache import BuildCache, Session
+    from desk.build.pipeline import Prepared, prepare
+    from desk.serve.demand import PagesOnDemand, Rendered
+
+    preview = make_preview(tmp_path)
+    cache = BuildCache()
+    cache.session = Session()
+    config = preview.config("http://127.0.0.1:8000").model_copy(update={"search": False})
+    made = prepare(config, Clock(NOW, drafts=True), cache, tmp_path / "out")
+    assert isinstance(made, Prepared)
+    every = PagesOnDemand(made, Rendered()).files()
+    assert len(every) > 50
+    for name, data in every.items():
+        assert PagesOnDemand(made, Rendered()).file(name) == data, name
