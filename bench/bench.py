@@ -124,19 +124,24 @@ def story(n: int, seed: dict[str, Any], edit: int = 0) -> dict[str, Any]:
     """Story n: the seed's size and shape, its own id, slug, newsroom and time."""
     data = copy.deepcopy(seed)
     when = START + STORY_GAP * n
-    for key in ("url", "links"):
-        data.pop(key, None)
-    data["reuse"].pop("canonical_url", None)
+    slug, newsroom = f"bench-story-{n}", NEWSROOMS[n % len(NEWSROOMS)]
+    edition = f"{when:%Y-%m-%dT%H}"
+    # Its own URLs, as the seed's name its own: the preview reads a related link on the
+    # story's own host as a link to the site (desk.urls.internal_story_path).
+    page = f"{SITE}/stories/{when:%Y-%m-%d}/{slug}/"
+    data["url"] = data["reuse"]["canonical_url"] = page
+    data["links"] = {"html": page, "json": page + "index.json", "markdown": page + "index.md",
+                     "newsroom": f"{SITE}/n/{newsroom}/", "edition": f"{SITE}/editions/{edition}/"}
     # Links to earlier stories, as many as the seed's (four), the way a real archive's
     # stories link to their predecessors: each link is read by every build.
     data["related"] = [related(k, seed) for k in (n - 1, n - 24, n - 168, n - 720) if k >= 0]
     data.update(
         id=str(100_000 + n),
-        slug=f"bench-story-{n}",
-        newsroom=NEWSROOMS[n % len(NEWSROOMS)],
-        newsroom_title=NEWSROOMS[n % len(NEWSROOMS)].replace("-", " ").title(),
+        slug=slug,
+        newsroom=newsroom,
+        newsroom_title=newsroom.replace("-", " ").title(),
         published_at=when.strftime("%Y-%m-%dT%H:%M:%SZ"),
-        edition=when.strftime("%Y-%m-%dT%H"),
+        edition=edition,
         headline=f"{seed['headline']} ({n}{', edited ' + str(edit) if edit else ''})",
     )
     for section in data["sections"]:  # every paragraph its own, as in a real archive
