@@ -98,8 +98,8 @@ class AcrossChecks:
         self._members: list[dict[str, set[str]]] = [{} for _ in _GROUPED]
         self._found: list[dict[str, list[Finding]]] = [{} for _ in _GROUPED]
         self._urls: dict[str, int] = {}  # how many stories have each URL path
-        self._wanted: dict[str, set[str]] = {}  # URL path → files linking to it
-        self._links: dict[str, list[tuple[int, str, str]]] = {}  # path → its internal links
+        # path → its internal links (tuples of strings: the collector stops walking them)
+        self._links: dict[str, tuple[tuple[int, str, str], ...]] = {}
         self._related: dict[str, list[Finding]] = {}  # path → its related-missing findings
 
     def check(self, stories: Sequence[LoadedStory], config: Config) -> list[Finding]:
@@ -152,22 +152,25 @@ class AcrossChecks:
             found[group] = list(rule(items, config))
 
     def _relink(self, changed: list[str], old: dict[str, LoadedStory], config: Config) -> None:
-        """Bring the related-missing findings up to date."""
-        recheck = set(changed)
+        """Bring the related-missing findings up to date: the changed stories', and those
+        of every story linking to a URL path that came or went with them (a pass over the
+        links kept, as such a change is rare: an edit in place brings none)."""
+        touched = {item.url_path for p in changed
+                   for item in (old.get(p), self._known.get(p)) if item is not None}
+        existed = {url: url in self._urls for url in touched}
         for path in changed:
             before, after = old.get(path), self._known.get(path)
-            for url in (before.url_path if before else None, after.url_path if after else None):
-                if url is not None:
-                    recheck |= self._wanted.get(url, set())
             if before is not None:
                 self._count(before.url_path, -1)
-                for _, _, target in self._links.pop(path, ()):
-                    self._wanted[target].discard(path)
+                self._links.pop(path, None)
             if after is not None:
                 self._count(after.url_path, 1)
-                self._links[path] = list(_internal_links(after, config))
-                for _, _, target in self._links[path]:
-                    self._wanted.setdefault(target, set()).add(path)
+                self._links[path] = tuple(_internal_links(after, config))
+        came_or_went = {url for url, was in existed.items() if (url in self._urls) != was}
+        recheck = set(changed)
+        if came_or_went:
+            recheck.update(path for path, links in self._links.items()
+                           if any(target in came_or_went for _, _, target in links))
         for path in recheck:
             item = self._known.get(path)
             self._related.pop(path, None)
