@@ -215,6 +215,12 @@ def test_a_first_preview_after_desk_build_takes_its_inspections(tmp_path: Path) 
     published = preview.config("https://news.example.org/desk")
     local = preview.config("http://127.0.0.1:8123").model_copy(update={"search": False})
     assert check_key(published) == check_key(local)
+    # Nor on where the templates and static files are, or how the settings name them
+    # (relative to where desk runs when inside it).
+    for key in ("templates_dir", "static_dir"):
+        elsewhere = published.model_copy(update={key: tmp_path / "elsewhere"})
+        assert check_key(elsewhere) == check_key(published)
+    assert check_key(published.model_copy(update={"page_size": 7})) != check_key(published)
     files = sorted(str(p) for p in preview.content.rglob("*.json"))
     found = [inspect_file(path, published)[1] for path in files]
     assert found == [inspect_file(path, local)[1] for path in files]

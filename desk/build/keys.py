@@ -38,9 +38,11 @@ _PLACES = {"output_dir", "content_dir", "cache_dir", "templates_dir", "static_di
 _SEARCH_LAYOUT = {"search_bundle_pages", "search_fresh_pages"}
 # Settings no file's own findings read: where the site is published (a story's own URLs
 # are compared with the layout's by path alone, so a preview's or a staging base URL finds
-# what the site's finds) and whether it has a search index. The preview's start takes the
-# site's build's inspections (desk.serve.server).
-_NOT_CHECKED = {"base_url", "search"}
+# what the site's finds), whether it has a search index, and where its templates and
+# static files are (named relative to where desk runs when inside it: a build run from
+# another folder read every story file again). The preview's start takes the site's
+# build's inspections (desk.serve.server).
+_NOT_CHECKED = {"base_url", "search", "templates_dir", "static_dir"}
 
 
 @lru_cache(maxsize=4)
