@@ -79,6 +79,10 @@ class UrlHistory:
         if not moved:
             return self  # nothing moved (the usual build)
         published = self.published
+        if not self.urls:
+            # Every page is its id's first (a preview with no site history, as an
+            # editor's usually is: on every save at 100,000 stories): by id already.
+            return UrlHistory({story_id: (path,) for story_id, path in moved}, published)
         lists = dict(self.urls)  # tuples, replaced where they change
         wanted = {path for _, path in moved}
         owners = {path: k for k, paths in lists.items() for path in paths if path in wanted}
